@@ -1,0 +1,1 @@
+"""GPU lab catalog, runs and results. Experiments live in labs/experiments (no Django)."""

@@ -1,0 +1,1 @@
+"""Content: courses, lessons and sections, topics and cards; loaders and exporters."""

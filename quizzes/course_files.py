@@ -1,0 +1,451 @@
+"""Read and write a course folder (see quizzes/content/FORMAT.md) as plain data, no database.
+
+Reading validates everything before anything touches the database, and every error names the
+file, the card or section id and the field. YAML is parsed safely, with anchors/aliases
+(the "billion laughs" bomb) and duplicate keys rejected, and with size limits on each file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from quizzes.card_kinds import COMMON_KEYS, KIND_FIELDS
+
+MAX_FILE_BYTES = 1024 * 1024
+MAX_FILES = 500
+MAX_CARDS = 20_000
+MAX_TEXT_CHARS = 20_000
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,63}$")
+SECTION_FILE_RE = re.compile(r"^(\d{2,3})-([a-z0-9][a-z0-9-]{1,63})\.md$")
+
+
+@dataclass
+class CourseData:
+    """A whole course as plain data: what the files say, and what export writes back."""
+
+    course: dict[str, Any]
+    topics: list[dict[str, Any]]
+    lessons: list[dict[str, Any]]
+    sections: list[dict[str, Any]]  # id, title, topics, labs, body (in lesson order)
+    cards: list[dict[str, Any]]  # each card's file keys plus "_file"
+
+
+@dataclass
+class CourseFileError:
+    path: str
+    message: str
+    item: str = ""
+    field: str = ""
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.item:
+            where += f": {self.item}"
+        if self.field:
+            where += f": field '{self.field}'"
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class CourseLoadError(Exception):
+    errors: list[CourseFileError] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        shown = [str(e) for e in self.errors[:30]]
+        more = len(self.errors) - len(shown)
+        if more > 0:
+            shown.append(f"... and {more} more errors")
+        return "\n".join(shown)
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses aliases and duplicate mapping keys."""
+
+    def compose_node(self, parent, index):  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.constructor.ConstructorError(
+                None, None, "YAML aliases/anchors are not allowed", event.start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):  # type: ignore[override]
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def parse_yaml(text: str, path: str) -> Any:
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise CourseLoadError([CourseFileError(path, f"invalid YAML: {' '.join(str(exc).split())}")]) from None
+
+
+def _read_text(path: Path, root: Path) -> str:
+    rel = str(path.relative_to(root.parent))
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise CourseLoadError([CourseFileError(rel, f"file is {size} bytes; the limit is {MAX_FILE_BYTES}")])
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CourseLoadError([CourseFileError(rel, "not UTF-8 text")]) from None
+
+
+class _Validator:
+    def __init__(self) -> None:
+        self.errors: list[CourseFileError] = []
+
+    def error(self, path: str, message: str, item: str = "", field: str = "") -> None:
+        self.errors.append(CourseFileError(path, message, item, field))
+
+    def text(self, value: Any, path: str, item: str, name: str, required: bool = True) -> str:
+        if value is None or value == "":
+            if required:
+                self.error(path, "is required", item, name)
+            return ""
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            self.error(path, f"must be text, got {type(value).__name__}", item, name)
+            return ""
+        text = str(value)
+        if len(text) > MAX_TEXT_CHARS:
+            self.error(path, f"is {len(text)} characters; the limit is {MAX_TEXT_CHARS}", item, name)
+        return text
+
+    def id_list(self, value: Any, path: str, item: str, name: str, known: set[str],
+                required: bool) -> list[str]:
+        if value is None:
+            value = []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.error(path, "must be a list of ids", item, name)
+            return []
+        if required and not value:
+            self.error(path, "needs at least one id", item, name)
+        for v in value:
+            if v not in known:
+                self.error(path, f"unknown id {v!r}", item, name)
+        return list(value)
+
+    def check_id(self, value: Any, path: str, item: str = "") -> str:
+        if not isinstance(value, str) or not ID_RE.match(value):
+            self.error(path, "must be 2-64 lowercase letters, digits or hyphens", item, "id")
+            return ""
+        return value
+
+    def unknown_keys(self, data: dict, allowed: set[str], path: str, item: str) -> None:
+        for key in data:
+            if key not in allowed:
+                self.error(path, f"unknown field (allowed: {', '.join(sorted(allowed))})", item, str(key))
+
+
+def read_course_dir(root: Path) -> CourseData:
+    """Parse and validate a course folder; raises CourseLoadError listing every problem."""
+    root = Path(root).resolve()
+    v = _Validator()
+    course_file = root / "course.yaml"
+    if not course_file.is_file():
+        raise CourseLoadError([CourseFileError(str(root), "no course.yaml in this folder")])
+    files = [p for p in root.rglob("*") if p.is_file()]
+    if len(files) > MAX_FILES:
+        raise CourseLoadError([CourseFileError(str(root), f"{len(files)} files; the limit is {MAX_FILES}")])
+
+    rel_course = f"{root.name}/course.yaml"
+    raw = parse_yaml(_read_text(course_file, root), rel_course)
+    if not isinstance(raw, dict):
+        raise CourseLoadError([CourseFileError(rel_course, "must be a mapping with id, title, topics, lessons")])
+    v.unknown_keys(raw, {"id", "title", "summary", "topics", "lessons"}, rel_course, "course")
+    course = {"id": v.check_id(raw.get("id"), rel_course, "course"),
+              "title": v.text(raw.get("title"), rel_course, "course", "title"),
+              "summary": v.text(raw.get("summary"), rel_course, "course", "summary", required=False)}
+
+    topics: list[dict[str, Any]] = []
+    for i, t in enumerate(raw.get("topics") or []):
+        item = f"topic #{i + 1}"
+        if not isinstance(t, dict):
+            v.error(rel_course, "must be a mapping with id and title", item)
+            continue
+        v.unknown_keys(t, {"id", "title"}, rel_course, item)
+        topics.append({"id": v.check_id(t.get("id"), rel_course, item),
+                       "title": v.text(t.get("title"), rel_course, item, "title")})
+    _no_duplicates(v, [t["id"] for t in topics], rel_course, "topic")
+    topic_ids = {t["id"] for t in topics}
+
+    section_files = _section_files(root, v)
+    lessons: list[dict[str, Any]] = []
+    lesson_of: dict[str, str] = {}
+    for i, lesson in enumerate(raw.get("lessons") or []):
+        item = f"lesson #{i + 1}"
+        if not isinstance(lesson, dict):
+            v.error(rel_course, "must be a mapping", item)
+            continue
+        v.unknown_keys(lesson, {"id", "title", "summary", "sections"}, rel_course, item)
+        lid = v.check_id(lesson.get("id"), rel_course, item)
+        item = f"lesson {lid}" if lid else item
+        sec_ids = v.id_list(lesson.get("sections"), rel_course, item, "sections",
+                            set(section_files), required=True)
+        for sid in sec_ids:
+            if sid in lesson_of:
+                v.error(rel_course, f"section {sid!r} is listed in two lessons", item, "sections")
+            lesson_of[sid] = lid
+        lessons.append({"id": lid, "title": v.text(lesson.get("title"), rel_course, item, "title"),
+                        "summary": v.text(lesson.get("summary"), rel_course, item, "summary",
+                                          required=False),
+                        "sections": sec_ids})
+    if not lessons:
+        v.error(rel_course, "needs at least one lesson", "course", "lessons")
+    _no_duplicates(v, [lesson["id"] for lesson in lessons], rel_course, "lesson")
+    for sid, (path, _) in section_files.items():
+        if sid not in lesson_of:
+            v.error(path, "section is not listed in any lesson in course.yaml", sid)
+
+    sections: list[dict[str, Any]] = []
+    for lesson in lessons:
+        for sid in lesson["sections"]:
+            if sid in section_files:
+                sections.append(_read_section(root, *section_files[sid], sid, topic_ids, v))
+    section_ids = {s["id"] for s in sections}
+
+    cards: list[dict[str, Any]] = []
+    seen_cards: dict[str, str] = {}
+    cards_dir = root / "cards"
+    for path in sorted(cards_dir.glob("*.yaml")) if cards_dir.is_dir() else []:
+        rel = f"{root.name}/cards/{path.name}"
+        try:
+            doc = parse_yaml(_read_text(path, root), rel)
+        except CourseLoadError as exc:
+            v.errors.extend(exc.errors)
+            continue
+        if not isinstance(doc, dict) or not isinstance(doc.get("cards"), list):
+            v.error(rel, "must be a mapping with a 'cards' list")
+            continue
+        v.unknown_keys(doc, {"cards"}, rel, "file")
+        for i, raw_card in enumerate(doc["cards"]):
+            card = _read_card(raw_card, rel, i, section_ids, topic_ids, v)
+            if card is None:
+                continue
+            if card["id"] in seen_cards:
+                v.error(rel, f"duplicate card id (also in {seen_cards[card['id']]})", f"card {card['id']}", "id")
+                continue
+            seen_cards[card["id"]] = rel
+            card["_file"] = path.name
+            cards.append(card)
+            if len(cards) > MAX_CARDS:
+                raise CourseLoadError([CourseFileError(rel, f"more than {MAX_CARDS} cards")])
+
+    if v.errors:
+        raise CourseLoadError(v.errors)
+    # Tag order carries no meaning: keep ids in course order so that export is lossless.
+    topic_rank = {t["id"]: i for i, t in enumerate(topics)}
+    section_rank = {s["id"]: i for i, s in enumerate(sections)}
+    for s in sections:
+        s["topics"] = sorted(dict.fromkeys(s["topics"]), key=topic_rank.__getitem__)
+    for c in cards:
+        c["topics"] = sorted(dict.fromkeys(c["topics"]), key=topic_rank.__getitem__)
+        c["sections"] = sorted(dict.fromkeys(c["sections"]), key=section_rank.__getitem__)
+    return CourseData(course=course, topics=topics, lessons=lessons, sections=sections, cards=cards)
+
+
+def _no_duplicates(v: _Validator, ids: list[str], path: str, what: str) -> None:
+    seen: set[str] = set()
+    for i in ids:
+        if i in seen:
+            v.error(path, f"duplicate {what} id", f"{what} {i}", "id")
+        seen.add(i)
+
+
+def _section_files(root: Path, v: _Validator) -> dict[str, tuple[str, Path]]:
+    found: dict[str, tuple[str, Path]] = {}
+    sec_dir = root / "sections"
+    for path in sorted(sec_dir.glob("*.md")) if sec_dir.is_dir() else []:
+        rel = f"{root.name}/sections/{path.name}"
+        m = SECTION_FILE_RE.match(path.name)
+        if not m:
+            v.error(rel, "section files are named NN-section-id.md")
+            continue
+        sid = m.group(2)
+        if sid in found:
+            v.error(rel, f"duplicate section id (also in {found[sid][0]})", sid, "id")
+            continue
+        found[sid] = (rel, path)
+    return found
+
+
+def _read_section(root: Path, rel: str, path: Path, sid: str, topic_ids: set[str],
+                  v: _Validator) -> dict[str, Any]:
+    text = _read_text(path, root)
+    meta, body = _split_front_matter(text, rel)
+    v.unknown_keys(meta, {"id", "title", "topics", "labs"}, rel, f"section {sid}")
+    if meta.get("id") != sid:
+        v.error(rel, f"front matter id {meta.get('id')!r} does not match the file name", sid, "id")
+    labs = meta.get("labs") or []
+    if not isinstance(labs, list) or not all(isinstance(x, str) for x in labs):
+        v.error(rel, "must be a list of lab ids", f"section {sid}", "labs")
+        labs = []
+    return {
+        "id": sid,
+        "title": v.text(meta.get("title"), rel, f"section {sid}", "title"),
+        "topics": v.id_list(meta.get("topics"), rel, f"section {sid}", "topics", topic_ids, False),
+        "labs": labs,
+        "body": v.text(body.strip("\n"), rel, f"section {sid}", "body"),
+    }
+
+
+def _split_front_matter(text: str, rel: str) -> tuple[dict[str, Any], str]:
+    if not text.startswith("---\n"):
+        raise CourseLoadError([CourseFileError(rel, "must start with '---' YAML front matter")])
+    end = text.find("\n---\n", 4)
+    if end < 0:
+        raise CourseLoadError([CourseFileError(rel, "front matter is not closed by a '---' line")])
+    meta = parse_yaml(text[4:end], rel)
+    if not isinstance(meta, dict):
+        raise CourseLoadError([CourseFileError(rel, "front matter must be a mapping")])
+    return meta, text[end + 5:]
+
+
+def _read_card(raw: Any, rel: str, index: int, section_ids: set[str], topic_ids: set[str],
+               v: _Validator) -> dict[str, Any] | None:
+    if not isinstance(raw, dict):
+        v.error(rel, "must be a mapping", f"card #{index + 1}")
+        return None
+    cid = v.check_id(raw.get("id"), rel, f"card #{index + 1}")
+    if not cid:
+        return None
+    item = f"card {cid}"
+    kind = raw.get("kind")
+    if kind not in KIND_FIELDS:
+        v.error(rel, f"unknown kind {kind!r} (known: {', '.join(KIND_FIELDS)})", item, "kind")
+        return None
+    fields = KIND_FIELDS[kind]
+    v.unknown_keys(raw, set(COMMON_KEYS) | {f.name for f in fields}, rel, item)
+    card: dict[str, Any] = {
+        "id": cid, "kind": kind,
+        "sections": v.id_list(raw.get("sections"), rel, item, "sections", section_ids, True),
+        "topics": v.id_list(raw.get("topics"), rel, item, "topics", topic_ids, False),
+    }
+    retired = raw.get("retired", False)
+    if not isinstance(retired, bool):
+        v.error(rel, "must be true or false", item, "retired")
+    card["retired"] = retired is True
+    for f in fields:
+        value = raw.get(f.name)
+        if f.type in ("markdown", "text"):
+            card[f.name] = v.text(value, rel, item, f.name, f.required)
+        elif f.type == "bool":
+            if value is not None and not isinstance(value, bool):
+                v.error(rel, "must be true or false", item, f.name)
+            card[f.name] = value is True
+        elif f.type == "number":
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                v.error(rel, "must be a number", item, f.name)
+                card[f.name] = None
+            else:
+                card[f.name] = float(value)
+        elif f.type == "list":
+            if value is None and not f.required:
+                card[f.name] = []
+                continue
+            if not isinstance(value, list) or not value:
+                v.error(rel, "must be a non-empty list", item, f.name)
+                card[f.name] = []
+                continue
+            card[f.name] = [v.text(x, rel, item, f.name) for x in value]
+    _check_kind_rules(card, rel, item, v)
+    return card
+
+
+def _check_kind_rules(card: dict[str, Any], rel: str, item: str, v: _Validator) -> None:
+    if card["kind"] == "predict" and card.get("choices"):
+        if not 2 <= len(card["choices"]) <= 6:
+            v.error(rel, "needs 2 to 6 choices", item, "choices")
+        if card["answer"] not in card["choices"]:
+            v.error(rel, "must be one of the choices, word for word", item, "answer")
+    if card["kind"] == "numeric":
+        tol = card.get("tolerance")
+        if tol is not None and not 0 < tol <= 1:
+            v.error(rel, "must be a relative tolerance above 0 and at most 1 (0.1 = ±10%)", item, "tolerance")
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str_representer)
+
+
+def dump_yaml(data: Any) -> str:
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100,
+                     default_flow_style=None)
+
+
+def write_course_dir(data: CourseData, root: Path) -> list[Path]:
+    """Write a course folder in the same shape read_course_dir reads. Returns the files written."""
+    root = Path(root)
+    (root / "sections").mkdir(parents=True, exist_ok=True)
+    (root / "cards").mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    course_doc: dict[str, Any] = {"id": data.course["id"], "title": data.course["title"]}
+    if data.course.get("summary"):
+        course_doc["summary"] = data.course["summary"]
+    course_doc["topics"] = [{"id": t["id"], "title": t["title"]} for t in data.topics]
+    course_doc["lessons"] = []
+    for lesson in data.lessons:
+        doc = {"id": lesson["id"], "title": lesson["title"]}
+        if lesson.get("summary"):
+            doc["summary"] = lesson["summary"]
+        doc["sections"] = lesson["sections"]
+        course_doc["lessons"].append(doc)
+    written.append(_write(root / "course.yaml", dump_yaml(course_doc)))
+
+    width = 3 if len(data.sections) >= 100 else 2
+    for n, section in enumerate(data.sections, start=1):
+        meta: dict[str, Any] = {"id": section["id"], "title": section["title"],
+                                "topics": section["topics"]}
+        if section.get("labs"):
+            meta["labs"] = section["labs"]
+        text = f"---\n{dump_yaml(meta)}---\n{section['body'].rstrip()}\n"
+        written.append(_write(root / "sections" / f"{n:0{width}d}-{section['id']}.md", text))
+
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    for card in data.cards:
+        by_file.setdefault(card["_file"], []).append(card_to_file_keys(card))
+    for name, cards in sorted(by_file.items()):
+        written.append(_write(root / "cards" / name, dump_yaml({"cards": cards})))
+    return written
+
+
+def card_to_file_keys(card: dict[str, Any]) -> dict[str, Any]:
+    """A card's keys in file order, leaving out optional fields that hold their default."""
+    out: dict[str, Any] = {"id": card["id"], "kind": card["kind"], "sections": card["sections"],
+                           "topics": card["topics"]}
+    for f in KIND_FIELDS[card["kind"]]:
+        value = card.get(f.name)
+        if not f.required and value in (None, False, [], ""):
+            continue
+        if f.type == "number" and value is not None and float(value).is_integer():
+            value = int(value)
+        out[f.name] = value
+    if card.get("retired"):
+        out["retired"] = True
+    return out
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,1 @@
+"""Tilewise: the Django project package and the learner domain."""

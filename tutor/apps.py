@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TutorConfig(AppConfig):
+    name = "tutor"
+    verbose_name = "Learning"

@@ -1,0 +1,9 @@
+"""WSGI entry point, for servers that do not speak ASGI (no streaming there)."""
+
+from tutor.startup import load_settings_or_exit
+
+load_settings_or_exit()
+
+from django.core.wsgi import get_wsgi_application  # noqa: E402
+
+application = get_wsgi_application()

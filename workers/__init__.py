@@ -1,0 +1,1 @@
+"""The Celery app, its queues and routing, and thin tasks that call services."""
