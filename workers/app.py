@@ -13,7 +13,7 @@ load_settings_or_exit()
 
 app = Celery("tilewise")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.task_queues = (Queue("default"), Queue("gpu"))
+app.conf.task_queues = (Queue("default", routing_key="default"), Queue("gpu", routing_key="gpu"))
 app.autodiscover_tasks(["workers"])
 
 # Register the heartbeat's signal handlers in every process that loads the app.

@@ -3,12 +3,11 @@
 import os
 import socket
 
-from celery import shared_task
-
+from workers.app import app
 from workers.device import describe_device
 
 
-@shared_task(name="workers.ping")
+@app.task(name="workers.ping")
 def ping(message: str = "ping") -> dict[str, object]:
     """Round-trip check: proves a worker consumed from the broker and wrote a result."""
     return {"echo": message, "hostname": socket.gethostname(), "pid": os.getpid(),

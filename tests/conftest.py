@@ -1,0 +1,92 @@
+"""Shared fixtures: a real Celery worker process, users and clients."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def database_url_for_subprocess() -> str:
+    """A DATABASE_URL that points a child process at the test database pytest-django made."""
+    s = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{s['NAME']}"
+    auth = s["USER"] + (f":{s['PASSWORD']}" if s.get("PASSWORD") else "")
+    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+def wait_for_worker(hostname: str, timeout: float = 60.0) -> dict:
+    from workers.heartbeat import live_workers
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for worker in live_workers():
+            if worker["hostname"] == hostname:
+                return worker
+        time.sleep(0.2)
+    raise TimeoutError(f"worker {hostname} did not come up within {timeout}s")
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db, tmp_path):
+    """A real `celery worker` process on the real broker, consuming both queues."""
+    hostname = f"test-{uuid.uuid4().hex[:8]}@localhost"
+    env = {**os.environ, "DATABASE_URL": database_url_for_subprocess(),
+           "REDIS_URL": os.environ["REDIS_URL"], "WORKER_HEARTBEAT_TTL": "6"}
+    log = open(tmp_path / "worker.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "workers.app", "worker", "--queues", "default,gpu",
+         "--concurrency", "1", "--pool", "solo", "--hostname", hostname, "--loglevel", "INFO",
+         "--without-mingle", "--without-gossip"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        info = wait_for_worker(hostname)
+        yield {"hostname": hostname, "process": proc, "info": info, "log": tmp_path / "worker.log"}
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        log.close()
+
+
+@pytest.fixture
+def learner(db):
+    return get_user_model().objects.create_user("ada", password="pw-ada-123456")
+
+
+@pytest.fixture
+def other_learner(db):
+    return get_user_model().objects.create_user("grace", password="pw-grace-123456")
+
+
+@pytest.fixture
+def staff(db):
+    return get_user_model().objects.create_user("editor", password="pw-editor-123456",
+                                                is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def learner_client(client, learner):
+    client.force_login(learner)
+    return client
+
+
+@pytest.fixture
+def staff_client(client, staff):
+    client.force_login(staff)
+    return client
