@@ -6,6 +6,9 @@ from frontend import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("status/", views.status, name="status"),
+    path("learn/", views.courses, name="courses"),
+    path("learn/<slug:course>/", views.course, name="course"),
+    path("learn/<slug:course>/<slug:section>/", views.section, name="section"),
     path("accounts/signup/", views.signup, name="signup"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -35,6 +35,11 @@ class CourseData:
     cards: list[dict[str, Any]]  # each card's file keys plus "_file"
 
 
+def normalize_text(text: str) -> str:
+    """Unix newlines and no surrounding whitespace: how text is stored whatever its source."""
+    return text.replace("\r\n", "\n").strip()
+
+
 @dataclass
 class CourseFileError:
     path: str
@@ -117,7 +122,8 @@ class _Validator:
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             self.error(path, f"must be text, got {type(value).__name__}", item, name)
             return ""
-        text = str(value)
+        # Same normalisation as Card.save, so a form round trip (which trims) changes nothing.
+        text = normalize_text(str(value))
         if len(text) > MAX_TEXT_CHARS:
             self.error(path, f"is {len(text)} characters; the limit is {MAX_TEXT_CHARS}", item, name)
         return text

@@ -12,6 +12,7 @@ from django.db import models
 from django.urls import reverse
 
 from quizzes.card_kinds import KIND_LABELS, MARKDOWN_COLUMNS
+from quizzes.course_files import normalize_text
 from quizzes.markdown import render_markdown
 
 slug_validator = RegexValidator(
@@ -145,8 +146,30 @@ class Card(models.Model):
         self.render()
         super().save(*args, **kwargs)
 
+    def clean(self) -> None:
+        """The same rules the course files follow, for edits made in admin or the API."""
+        from django.core.exceptions import ValidationError
+
+        from quizzes.card_kinds import KIND_FIELDS
+
+        errors: dict[str, str] = {}
+        for f in KIND_FIELDS.get(self.kind, ()):
+            value = getattr(self, f.column)
+            if f.required and f.type != "bool" and value in (None, "", []):
+                errors[f.column] = f"A {self.kind} card needs its {f.name.replace('_', ' ')}."
+        if self.kind == self.Kind.PREDICT and self.choices:
+            if not 2 <= len(self.choices) <= 6:
+                errors["choices"] = "Give 2 to 6 choices, or none for a free answer."
+            elif self.answer not in self.choices:
+                errors["answer"] = "The answer must be one of the choices, word for word."
+        if self.kind == self.Kind.NUMERIC and self.tolerance is not None and not 0 < self.tolerance <= 1:
+            errors["tolerance"] = "Relative tolerance above 0 and at most 1 (0.1 = ±10%)."
+        if errors:
+            raise ValidationError(errors)
+
     def render(self) -> None:
         for column in MARKDOWN_COLUMNS:
+            setattr(self, column, normalize_text(getattr(self, column) or ""))
             setattr(self, f"{column}_html", render_markdown(getattr(self, column)))
 
     def __str__(self) -> str:

@@ -174,3 +174,30 @@ def _set_m2m(manager, objs: list) -> bool:
         return False
     manager.set(objs)
     return True
+
+
+def card_snapshot(card: Card) -> dict[str, Any]:
+    """The tracked fields of a card, with its sections and topics as sorted ids."""
+    snap = {column: getattr(card, column) for column in TRACKED_COLUMNS}
+    snap["sections"] = sorted(card.sections.values_list("slug", flat=True))
+    snap["topics"] = sorted(card.topics.values_list("slug", flat=True))
+    return snap
+
+
+def record_changes_between(card: Card, before: dict[str, Any], *, user, source: str) -> dict[str, list[Any]]:
+    """Record the difference between a snapshot taken before an edit and the card now."""
+    after = card_snapshot(card)
+    changes = {k: [before[k], after[k]] for k in after if before.get(k) != after[k]}
+    if changes:
+        record_card_edit(card, changes=changes, user=user, source=source)
+    return changes
+
+
+def set_retired(cards, *, retired: bool, user, source: str) -> int:
+    """Retire (hide from new reviews, keep history) or bring back cards. Returns how many changed."""
+    changed = 0
+    for card in cards:
+        if card.retired != retired:
+            update_card(card, values={"retired": retired}, user=user, source=source)
+            changed += 1
+    return changed

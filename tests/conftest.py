@@ -90,3 +90,46 @@ def learner_client(client, learner):
 def staff_client(client, staff):
     client.force_login(staff)
     return client
+
+
+CONTENT = REPO / "quizzes" / "content" / "cuda-kernels-fusion"
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture
+def shipped_course(db):
+    from quizzes.models import Course
+    from quizzes.services import load_course
+
+    load_course(CONTENT)
+    return Course.objects.get(slug="cuda-kernels-fusion")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium driven by Playwright (no browser download)."""
+    if not CHROMIUM.exists():
+        if os.environ.get("TILEWISE_REQUIRE_BROWSER") == "1":
+            pytest.fail("browser tests are required but /usr/bin/chromium is missing")
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
+    # around it are still synchronous, so Django's async-safety guard is relaxed for them.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(15000)
+    yield page
+    context.close()

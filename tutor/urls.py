@@ -17,5 +17,6 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/", include(api_urls)),
+    path("api/", include("quizzes.urls")),
     path("", include("frontend.urls")),
 ]

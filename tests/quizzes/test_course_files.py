@@ -1,0 +1,153 @@
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from quizzes.course_files import MAX_FILE_BYTES, CourseLoadError, read_course_dir
+from tests.conftest import CONTENT
+
+
+@pytest.fixture
+def course_dir(tmp_path) -> Path:
+    target = tmp_path / "cuda-kernels-fusion"
+    shutil.copytree(CONTENT, target)
+    return target
+
+
+def _edit_cards(course_dir: Path, name: str, edit) -> None:
+    path = course_dir / "cards" / name
+    doc = yaml.safe_load(path.read_text())
+    edit(doc["cards"])
+    path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+
+
+def _errors(course_dir: Path) -> str:
+    with pytest.raises(CourseLoadError) as info:
+        read_course_dir(course_dir)
+    return str(info.value)
+
+
+def test_the_shipped_course_meets_the_syllabus():
+    data = read_course_dir(CONTENT)
+    kinds = [c["kind"] for c in data.cards]
+    assert len(data.sections) >= 10
+    assert len(data.cards) >= 100
+    glossary = [c for c in data.cards if c["kind"] == "basic" and c.get("reversible")]
+    assert len(glossary) >= 35
+    for kind in ("interview", "predict", "numeric"):
+        assert kinds.count(kind) >= 15, kind
+    assert kinds.count("recall") >= 1
+    assert {s["id"] for s in data.sections} >= {
+        "kernels-launch-cost", "memory-hierarchy", "fusion", "cuda-graphs", "flashattention", "roofline",
+        "memory-wall", "paged-kv", "warps-shuffles-banks", "pipelining-async-copies", "prefill-vs-decode",
+        "multi-gpu"}
+
+
+def test_every_section_is_practised_by_some_card():
+    data = read_course_dir(CONTENT)
+    used = {s for c in data.cards for s in c["sections"]}
+    assert used == {s["id"] for s in data.sections}
+
+
+def test_interview_cards_carry_a_rubric_and_numeric_cards_a_worked_solution():
+    data = read_course_dir(CONTENT)
+    for card in data.cards:
+        if card["kind"] == "interview":
+            assert 3 <= len(card["key_points"]) <= 6, card["id"]
+            assert card["common_wrong_answer"], card["id"]
+        if card["kind"] == "numeric":
+            assert card["solution"].count("\n") >= 1, card["id"]
+            assert card["unit"] and card["tolerance"] > 0, card["id"]
+
+
+def test_malformed_yaml_names_the_file(course_dir):
+    (course_dir / "cards" / "recall.yaml").write_text("cards:\n  - id: [unclosed\n")
+    assert "cuda-kernels-fusion/cards/recall.yaml: invalid YAML" in _errors(course_dir)
+
+
+def test_unknown_kind_names_file_card_and_field(course_dir):
+    def edit(cards):
+        cards[0]["kind"] = "essay"
+    _edit_cards(course_dir, "recall.yaml", edit)
+    first = yaml.safe_load((course_dir / "cards" / "recall.yaml").read_text())["cards"][0]["id"]
+    assert f"cards/recall.yaml: card {first}: field 'kind': unknown kind 'essay'" in _errors(course_dir)
+
+
+def test_missing_required_field_is_named(course_dir):
+    def edit(cards):
+        del cards[0]["common_wrong_answer"]
+    _edit_cards(course_dir, "interview.yaml", edit)
+    assert "field 'common_wrong_answer': is required" in _errors(course_dir)
+
+
+def test_misspelt_field_is_rejected_not_ignored(course_dir):
+    def edit(cards):
+        cards[0]["bakc"] = "typo"
+    _edit_cards(course_dir, "glossary.yaml", edit)
+    assert "field 'bakc': unknown field" in _errors(course_dir)
+
+
+def test_duplicate_card_ids_across_files_are_rejected(course_dir):
+    glossary_id = yaml.safe_load((course_dir / "cards" / "glossary.yaml").read_text())["cards"][0]["id"]
+
+    def edit(cards):
+        cards[0]["id"] = glossary_id
+    _edit_cards(course_dir, "recall.yaml", edit)
+    assert f"card {glossary_id}: field 'id': duplicate card id (also in" in _errors(course_dir)
+
+
+def test_unknown_section_reference_is_rejected(course_dir):
+    def edit(cards):
+        cards[0]["sections"] = ["no-such-section"]
+    _edit_cards(course_dir, "numeric.yaml", edit)
+    assert "field 'sections': unknown id 'no-such-section'" in _errors(course_dir)
+
+
+def test_predict_answer_must_be_one_of_the_choices(course_dir):
+    def edit(cards):
+        card = next(c for c in cards if c.get("choices"))
+        card["answer"] = "something else"
+    _edit_cards(course_dir, "predict.yaml", edit)
+    assert "field 'answer': must be one of the choices" in _errors(course_dir)
+
+
+def test_numeric_answer_must_be_a_number(course_dir):
+    def edit(cards):
+        cards[0]["answer"] = "about a gigabyte"
+    _edit_cards(course_dir, "numeric.yaml", edit)
+    assert "field 'answer': must be a number" in _errors(course_dir)
+
+
+def test_yaml_bomb_is_refused(course_dir):
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(8))
+    (course_dir / "cards" / "bomb.yaml").write_text(bomb)
+    assert "YAML aliases/anchors are not allowed" in _errors(course_dir)
+
+
+def test_duplicate_keys_in_a_mapping_are_refused(course_dir):
+    (course_dir / "cards" / "dup.yaml").write_text(
+        "cards:\n  - id: x-dup\n    kind: recall\n    prompt: a\n    prompt: b\n    answer: c\n"
+        "    sections: [fusion]\n")
+    assert "duplicate key 'prompt'" in _errors(course_dir)
+
+
+def test_huge_file_is_refused_before_parsing(course_dir):
+    (course_dir / "cards" / "huge.yaml").write_text("cards: []\n" + "#" * (MAX_FILE_BYTES + 10))
+    assert f"the limit is {MAX_FILE_BYTES}" in _errors(course_dir)
+
+
+def test_python_object_tags_are_refused(course_dir):
+    (course_dir / "cards" / "evil.yaml").write_text("cards: !!python/object/apply:os.system ['true']\n")
+    assert "invalid YAML" in _errors(course_dir)
+
+
+def test_all_errors_are_reported_at_once(course_dir):
+    def edit(cards):
+        cards[0]["kind"] = "essay"
+        cards[1]["sections"] = []
+    _edit_cards(course_dir, "recall.yaml", edit)
+    message = _errors(course_dir)
+    assert "unknown kind" in message and "needs at least one id" in message

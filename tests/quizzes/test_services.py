@@ -1,0 +1,94 @@
+import shutil
+
+import pytest
+import yaml
+
+from quizzes.course_files import CourseLoadError
+from quizzes.models import Card, CardEdit, Course, Section
+from quizzes.services import load_course, set_retired
+from tests.conftest import CONTENT
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def course_dir(tmp_path):
+    target = tmp_path / "cuda-kernels-fusion"
+    shutil.copytree(CONTENT, target)
+    return target
+
+
+def test_loading_creates_everything(course_dir):
+    report = load_course(course_dir)
+    assert report.created["cards"] == Card.objects.count() >= 100
+    assert Section.objects.count() >= 10
+    assert all(s.body_html for s in Section.objects.all())
+
+
+def test_reloading_changes_nothing_and_records_no_edits(course_dir):
+    load_course(course_dir)
+    pks = dict(Card.objects.values_list("slug", "pk"))
+    report = load_course(course_dir)
+    assert report.created == {} and report.updated == {}
+    assert dict(Card.objects.values_list("slug", "pk")) == pks
+    assert CardEdit.objects.count() == 0
+
+
+def test_reloading_edited_text_updates_the_same_card_and_records_it(course_dir):
+    load_course(course_dir)
+    path = course_dir / "cards" / "recall.yaml"
+    doc = yaml.safe_load(path.read_text())
+    slug = doc["cards"][0]["id"]
+    pk = Card.objects.get(slug=slug).pk
+    doc["cards"][0]["answer"] = "A better answer."
+    doc["cards"].append({"id": "rc-brand-new", "kind": "recall", "sections": ["fusion"], "topics": [],
+                         "prompt": "New prompt", "answer": "New answer"})
+    path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+    report = load_course(course_dir)
+    card = Card.objects.get(slug=slug)
+    assert card.pk == pk and card.answer == "A better answer."
+    assert report.updated == {"cards": 1} and report.created == {"cards": 1}
+    edit = CardEdit.objects.get(card=card)
+    assert edit.source == "file" and edit.changes["answer"][1] == "A better answer."
+
+
+def test_a_bad_card_loads_nothing_at_all(course_dir):
+    path = course_dir / "cards" / "recall.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc["cards"][-1]["kind"] = "essay"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    with pytest.raises(CourseLoadError):
+        load_course(course_dir)
+    assert Course.objects.count() == 0 and Card.objects.count() == 0
+
+
+def test_a_failed_reload_leaves_the_loaded_course_untouched(course_dir):
+    load_course(course_dir)
+    before = list(Card.objects.order_by("pk").values_list("slug", "prompt"))
+    path = course_dir / "cards" / "glossary.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc["cards"][0]["back"] = "changed"
+    doc["cards"][1]["sections"] = ["nowhere"]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    with pytest.raises(CourseLoadError):
+        load_course(course_dir)
+    assert list(Card.objects.order_by("pk").values_list("slug", "prompt")) == before
+
+
+def test_cards_removed_from_the_files_are_kept(course_dir):
+    load_course(course_dir)
+    path = course_dir / "cards" / "recall.yaml"
+    doc = yaml.safe_load(path.read_text())
+    gone = doc["cards"].pop(0)["id"]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    report = load_course(course_dir)
+    assert Card.objects.filter(slug=gone).exists()
+    assert gone in report.not_in_files
+
+
+def test_retiring_keeps_the_card_and_records_it(shipped_course, staff):
+    card = shipped_course.cards.first()
+    assert set_retired([card], retired=True, user=staff, source="admin") == 1
+    card.refresh_from_db()
+    assert card.retired
+    assert CardEdit.objects.get(card=card).changes == {"retired": [False, True]}
