@@ -18,5 +18,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include(api_urls)),
     path("api/", include("quizzes.urls")),
+    path("api/", include("tutor.review_urls")),
     path("", include("frontend.urls")),
 ]

