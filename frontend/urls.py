@@ -6,6 +6,12 @@ from frontend import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("status/", views.status, name="status"),
+    path("review/", views.review, name="review"),
+    path("stats/", views.stats, name="stats"),
+    path("sessions/", views.sessions, name="sessions"),
+    path("sessions/<int:pk>/", views.session, name="session"),
+    path("settings/", views.settings_page, name="settings"),
+    path("settings/optimize/", views.optimize, name="optimize"),
     path("learn/", views.courses, name="courses"),
     path("learn/<slug:course>/", views.course, name="course"),
     path("learn/<slug:course>/<slug:section>/", views.section, name="section"),

@@ -1,14 +1,24 @@
 """Page views of the web UI. They read through selectors and write through services."""
 
+import json
+
+from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
+from django.db import transaction
+from django.db.models import Count, Q
 from django.http import Http404
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
+from frontend.forms import LearnerSettingsForm
 from quizzes import selectors
 from quizzes.models import Course, Section
+from tutor import optimizer
 from tutor.health import service_health
+from tutor.models import OptimizationRun, ReviewLog, StudySession
+from tutor.review import learner_settings, rebuild_learner
 
 
 def home(request):
@@ -50,3 +60,60 @@ def section(request, course: str, section: str):
     except Section.DoesNotExist:
         raise Http404("No such section.") from None
     return render(request, "frontend/section.html", {"section": obj})
+
+
+@login_required
+def review(request):
+    return render(request, "frontend/review.html")
+
+
+@login_required
+def stats(request):
+    return render(request, "frontend/stats.html")
+
+
+@login_required
+def sessions(request):
+    rows = (StudySession.objects.filter(user=request.user)
+            .annotate(review_count=Count("reviews", filter=Q(reviews__undone_at__isnull=True)))[:100])
+    return render(request, "frontend/sessions.html", {"sessions": rows})
+
+
+@login_required
+def session(request, pk: int):
+    obj = StudySession.objects.filter(user=request.user, pk=pk).first()
+    if obj is None:
+        raise Http404("No such session.")
+    reviews = obj.reviews.select_related("card").order_by("reviewed_at", "id")
+    return render(request, "frontend/session.html", {"session": obj, "reviews": reviews})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def settings_page(request):
+    obj = learner_settings(request.user)
+    form = LearnerSettingsForm(request.POST or None, instance=obj)
+    if request.method == "POST" and form.is_valid():
+        with transaction.atomic():
+            form.save()
+            rebuild_learner(request.user)
+        messages.success(request, "Settings saved; your schedule was re-derived from your review log.")
+        return redirect("settings")
+    runs = list(OptimizationRun.objects.filter(user=request.user)[:5])
+    for run in runs:
+        run.curve_json = json.dumps(run.curve) if run.curve else ""
+    return render(request, "frontend/settings.html", {
+        "form": form, "runs": runs, "min_reviews": optimizer.MIN_REVIEWS,
+        "holdout_pct": round(optimizer.HOLDOUT_FRACTION * 100),
+        "review_count": ReviewLog.objects.filter(user=request.user, undone_at__isnull=True).count()})
+
+
+@login_required
+@require_POST
+def optimize(request):
+    run = optimizer.request_optimization(user=request.user)
+    if run.status == OptimizationRun.Status.FAILED:
+        messages.error(request, run.message)
+    else:
+        messages.info(request, "Fitting queued; refresh this page in a minute to see the result.")
+    return redirect("settings")

@@ -183,7 +183,8 @@ def state_differences(user) -> list[str]:
         replayed = replay_card(user, key[0], key[1], settings_obj)
         state = live.get(key)
         if replayed is None or state is None:
-            problems.append(f"card {key[0]}{'r' if key[1] else ''}: live={state is not None} log={replayed is not None}")
+            problems.append(f"card {key[0]}{'r' if key[1] else ''}: "
+                            f"live={state is not None} log={replayed is not None}")
             continue
         c = replayed.card
         expected = (int(c.state), c.step, c.stability, c.difficulty, c.due, c.last_review, replayed.reps,

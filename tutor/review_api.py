@@ -14,8 +14,10 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from quizzes.models import Card
 from tutor import presenters
 from tutor.errors import ReviewError
+from tutor.grading import AnswerError, grade
 from tutor.models import CardState, LearnerSettings, OptimizationRun, ReviewLog, StudySession
 from tutor.optimizer import request_optimization
 from tutor.queue import today_queue, tomorrow_forecast
@@ -91,6 +93,31 @@ def submit(request: Request) -> Response:
                                              "detail": grade.detail},
     }
     return Response(body, status=status.HTTP_200_OK if outcome.duplicate else status.HTTP_201_CREATED)
+
+
+class GradeRequestSerializer(serializers.Serializer):
+    card = serializers.IntegerField(min_value=1)
+    answer = serializers.CharField(max_length=5000, allow_blank=False)
+
+
+@extend_schema(request=GradeRequestSerializer, responses={200: serializers.DictField(), 400: ErrorSerializer})
+@api_view(["POST"])
+def grade_answer(request: Request) -> Response:
+    """Grade a guess or numeric answer without recording anything (shown at the reveal)."""
+    data = GradeRequestSerializer(data=request.data)
+    if not data.is_valid():
+        return Response(data.errors, status=status.HTTP_400_BAD_REQUEST)
+    card = Card.objects.filter(pk=data.validated_data["card"], retired=False).first()
+    if card is None:
+        return Response({"detail": "No such card.", "field": "card"}, status=status.HTTP_404_NOT_FOUND)
+    try:
+        result = grade(card, data.validated_data["answer"])
+    except AnswerError as exc:
+        return Response({"detail": str(exc), "field": "answer"}, status=status.HTTP_400_BAD_REQUEST)
+    if result is None:
+        return Response({"graded": False})
+    return Response({"graded": True, "correct": result.correct, "suggested_rating": result.suggested_rating,
+                     "detail": result.detail})
 
 
 @extend_schema(request=None, responses={200: ReviewLogSerializer, 404: ErrorSerializer})

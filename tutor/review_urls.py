@@ -11,6 +11,7 @@ router.register("sessions", review_api.StudySessionViewSet, basename="study-sess
 urlpatterns = [
     path("review/queue/", review_api.queue, name="api-review-queue"),
     path("review/submit/", review_api.submit, name="api-review-submit"),
+    path("review/grade/", review_api.grade_answer, name="api-review-grade"),
     path("review/undo/", review_api.undo, name="api-review-undo"),
     path("review/stats/", review_api.stats, name="api-review-stats"),
     path("review/settings/", review_api.learner_settings_view, name="api-review-settings"),

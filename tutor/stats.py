@@ -51,8 +51,8 @@ def learner_stats(user, *, now: datetime | None = None) -> dict:
                                         ).values_list("due", flat=True):
         day = max(study_day(due, zone), today)
         forecast_counts[day] += 1
-    forecast = [{"date": (today + timedelta(days=i)).isoformat(), "count": forecast_counts.get(today + timedelta(days=i), 0)}
-                for i in range(30)]
+    next_days = [today + timedelta(days=i) for i in range(30)]
+    forecast = [{"date": d.isoformat(), "count": forecast_counts.get(d, 0)} for d in next_days]
 
     streak = 0
     day = today if per_day.get(today) else today - timedelta(days=1)
