@@ -15,7 +15,7 @@ install: $(BIN)/python
 	$(BIN)/pip install --quiet -e ".[labs]"
 
 install-dev: $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet -e ".[dev,labs]"
 
 setup: install
 	$(BIN)/python manage.py migrate --no-input

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Exists, OuterRef
+from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from quizzes.models import Card
@@ -61,35 +61,37 @@ def today_queue(user, *, now: datetime | None = None, limit: int = 20) -> Queue:
     # Review cards due any time today are shown now; learning steps wait for their minute.
     due_qs = (CardState.objects.filter(user=user, due__lt=day_end, card__retired=False)
               .exclude(state__in=(State.LEARNING, State.RELEARNING), due__gt=now))
-    due_count = due_qs.count()
-    due_states = list(due_qs.select_related("card").order_by("due")[:DUE_WINDOW])
-    ranked = sorted(due_states, key=lambda s: (retrievability(scheduler, s, now), s.due))
+    due_states = list(due_qs.order_by("due")[:DUE_WINDOW])
+    due_count = len(due_states) if len(due_states) < DUE_WINDOW else due_qs.count()
+    ranked = sorted(due_states, key=lambda s: (retrievability(scheduler, s, now), s.due))[:limit]
 
     today = ReviewLog.objects.filter(user=user, reviewed_at__gte=day_start, reviewed_at__lt=day_end,
-                                     undone_at__isnull=True)
-    reviewed_today = today.count()
-    new_today = today.filter(state_before=State.NEW).count()
-    new_budget = max(0, settings_obj.new_cards_per_day - new_today)
-    new_items = _new_cards(user, new_budget) if new_budget else []
+                                     undone_at__isnull=True).aggregate(
+        reviewed=Count("pk"), new=Count("pk", filter=Q(state_before=State.NEW)))
+    new_budget = max(0, settings_obj.new_cards_per_day - today["new"])
+    new_keys = _new_card_keys(user, new_budget) if new_budget else []
 
-    items = [QueueItem(s.card, s.reverse, s, retrievability(scheduler, s, now)) for s in ranked[:limit]]
-    items += [QueueItem(card, reverse, None, None) for card, reverse in new_items[: max(0, limit - len(items))]]
+    keys = [(s.card_id, s.reverse, s) for s in ranked]
+    keys += [(card_id, reverse, None) for card_id, reverse in new_keys[: max(0, limit - len(keys))]]
+    cards = Card.objects.select_related("course").in_bulk([card_id for card_id, _, _ in keys])
+    items = [QueueItem(cards[card_id], reverse, state,
+                       None if state is None else retrievability(scheduler, state, now))
+             for card_id, reverse, state in keys]
     for item in items[:1]:
         item.intervals = interval_previews(scheduler, to_fsrs_card(item.state, item.card.pk), now)
-    return Queue(items=items, due_count=due_count, new_count=len(new_items), reviewed_today=reviewed_today,
-                 new_introduced_today=new_today, new_limit=settings_obj.new_cards_per_day)
+    return Queue(items=items, due_count=due_count, new_count=len(new_keys), reviewed_today=today["reviewed"],
+                 new_introduced_today=today["new"], new_limit=settings_obj.new_cards_per_day)
 
 
-def _new_cards(user, budget: int) -> list[tuple[Card, bool]]:
+def _new_card_keys(user, budget: int) -> list[tuple[int, bool]]:
     """Unseen cards in course order; a glossary card's reverse side once its front was studied."""
     forward_seen = CardState.objects.filter(user=user, card=OuterRef("pk"), reverse=False)
     reverse_seen = CardState.objects.filter(user=user, card=OuterRef("pk"), reverse=True)
-    base = Card.objects.filter(retired=False).select_related("course")
-    forward = list(base.filter(~Exists(forward_seen)).order_by("course_id", "position", "pk")[:budget])
-    out: list[tuple[Card, bool]] = [(c, False) for c in forward]
+    base = Card.objects.filter(retired=False).order_by("course_id", "position", "pk")
+    out = [(pk, False) for pk in base.filter(~Exists(forward_seen)).values_list("pk", flat=True)[:budget]]
     if len(out) < budget:
         reverse = base.filter(reversible=True).filter(Exists(forward_seen), ~Exists(reverse_seen))
-        out += [(c, True) for c in reverse.order_by("course_id", "position", "pk")[: budget - len(out)]]
+        out += [(pk, True) for pk in reverse.values_list("pk", flat=True)[: budget - len(out)]]
     return out
 
 
