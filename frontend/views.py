@@ -17,7 +17,9 @@ from quizzes import selectors
 from quizzes.models import Course, Section
 from tutor import optimizer
 from tutor.health import service_health
-from tutor.models import OptimizationRun, ReviewLog, StudySession
+from tutor.models import Conversation, OptimizationRun, ReviewLog, StudySession
+from tutor.teacher import llm
+from tutor.teacher.chat import start_conversation
 from tutor.review import learner_settings, rebuild_learner
 
 
@@ -117,3 +119,26 @@ def optimize(request):
     else:
         messages.info(request, "Fitting queued; refresh this page in a minute to see the result.")
     return redirect("settings")
+
+
+@login_required
+def teacher(request):
+    conversations = Conversation.objects.filter(user=request.user).select_related("card")[:50]
+    return render(request, "frontend/teacher_list.html", {
+        "conversations": conversations, "llm_mode": llm.llm_configured(), "llm_model": llm.model_name()})
+
+
+@login_required
+@require_POST
+def teacher_new(request):
+    conversation = start_conversation(user=request.user)
+    return redirect("teacher-chat", pk=conversation.pk)
+
+
+@login_required
+def teacher_chat(request, pk: int):
+    conversation = Conversation.objects.filter(user=request.user, pk=pk).select_related("card").first()
+    if conversation is None:
+        raise Http404("No such conversation.")
+    return render(request, "frontend/teacher_chat.html", {
+        "conversation": conversation, "turns": conversation.turns.all()})

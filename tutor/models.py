@@ -161,3 +161,52 @@ class OptimizationRun(models.Model):
 
     def __str__(self) -> str:
         return f"optimization {self.pk} for {self.user}: {self.status}"
+
+
+class Conversation(models.Model):
+    """A chat with the teacher, kept per learner and linked to the sitting and what it was asked from."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations")
+    session = models.ForeignKey(StudySession, null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="conversations")
+    card = models.ForeignKey("quizzes.Card", null=True, blank=True, on_delete=models.SET_NULL,
+                             related_name="conversations", help_text="Asked from this card.")
+    lab_run_id = models.BigIntegerField(null=True, blank=True, help_text="Asked from this lab run.")
+    title = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        indexes = [models.Index(fields=["user", "-updated_at"])]
+
+    def __str__(self) -> str:
+        return self.title or f"conversation {self.pk}"
+
+
+class ChatTurn(models.Model):
+    class Role(models.TextChoices):
+        USER = "user"
+        ASSISTANT = "assistant"
+
+    class Mode(models.TextChoices):
+        COURSE_NOTES = "course-notes", "Course notes (no language model)"
+        LLM = "llm", "Language model"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
+    role = models.CharField(max_length=10, choices=Role.choices)
+    text = models.TextField()
+    text_html = models.TextField(blank=True)
+    mode = models.CharField(max_length=16, choices=Mode.choices, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    citations = models.JSONField(default=list, blank=True)
+    hint_mode = models.BooleanField(default=False)
+    complete = models.BooleanField(default=True, help_text="False if the answer stream was cut off.")
+    notice = models.CharField(max_length=300, blank=True, help_text="E.g. why the LLM was not used.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.text[:60]}"

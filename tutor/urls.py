@@ -19,5 +19,6 @@ urlpatterns = [
     path("api/", include(api_urls)),
     path("api/", include("quizzes.urls")),
     path("api/", include("tutor.review_urls")),
+    path("api/", include("tutor.teacher.urls")),
     path("", include("frontend.urls")),
 ]

@@ -1,0 +1,96 @@
+"""The teacher in course-notes mode (no LLM configured) and with an unreachable LLM."""
+
+import json
+
+import pytest
+from django.test import override_settings
+
+from quizzes.models import Card
+from tutor.models import ChatTurn, Conversation
+from tutor.teacher.chat import start_conversation
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def _ask(async_client, conversation, question):
+    response = await async_client.post(f"/api/teacher/conversations/{conversation.pk}/ask/",
+                                       {"question": question}, content_type="application/json")
+    assert response.status_code == 200, response.content if hasattr(response, "content") else response
+    assert response["Content-Type"] == "text/event-stream"
+    body = b"".join([chunk async for chunk in response.streaming_content]).decode()
+    events = []
+    for frame in body.strip().split("\n\n"):
+        name = frame.split("\n")[0].removeprefix("event: ")
+        data = json.loads(frame.split("\n")[1].removeprefix("data: "))
+        events.append((name, data))
+    return events
+
+
+@pytest.fixture
+def conversation(shipped_course, learner):
+    return start_conversation(user=learner)
+
+
+@pytest.fixture
+def aclient(async_client, learner):
+    async_client.force_login(learner)
+    return async_client
+
+
+async def test_course_notes_answer_streams_cites_sections_and_is_labelled(aclient, conversation):
+    events = await _ask(aclient, conversation, "Why is flash attention exact if it never builds the full score matrix?")
+    names = [n for n, _ in events]
+    assert names[0] == "meta" and names[-1] == "done" and names.count("token") > 5
+    meta = events[0][1]
+    assert meta["mode"] == "course-notes"
+    assert any(c["section"] == "flashattention" for c in meta["citations"])
+    assert all(c["url"].startswith("/learn/cuda-kernels-fusion/") for c in meta["citations"])
+    text = "".join(d["text"] for n, d in events if n == "token")
+    assert "Course-notes mode" in text and "[1]" in text
+    turns = [t async for t in ChatTurn.objects.filter(conversation=conversation).order_by("id")]
+    assert [t.role for t in turns] == ["user", "assistant"]
+    assert turns[1].mode == "course-notes" and turns[1].complete and turns[1].citations
+    assert "Check yourself" in turns[1].text
+
+
+async def test_questions_the_course_does_not_cover_are_said_plainly(aclient, conversation):
+    events = await _ask(aclient, conversation, "What is a good recipe for sourdough bread?")
+    text = "".join(d["text"] for n, d in events if n == "token")
+    assert "does not cover" in text
+
+
+async def test_asked_from_an_unreviewed_card_the_teacher_hints_without_telling(aclient, learner, shipped_course):
+    card = await Card.objects.filter(kind="interview").afirst()
+    conversation = await Conversation.objects.acreate(user=learner, card=card)
+    events = await _ask(aclient, conversation, card.prompt)
+    assert events[0][1]["hint"] is True
+    text = "".join(d["text"] for n, d in events if n == "token")
+    assert "Hint" in text and card.answer[:60] not in text
+
+
+@override_settings(LLM_BASE_URL="http://127.0.0.1:1/v1", LLM_TIMEOUT=2)
+async def test_unreachable_llm_gives_one_line_and_falls_back_to_course_notes(aclient, conversation):
+    events = await _ask(aclient, conversation, "What does kernel fusion save?")
+    notices = [d["text"] for n, d in events if n == "notice"]
+    assert len(notices) == 1 and "unreachable" in notices[0] and "course notes instead" in notices[0]
+    assert "Traceback" not in notices[0]
+    turn = await ChatTurn.objects.filter(conversation=conversation, role="assistant").aget()
+    assert turn.mode == "course-notes" and "unreachable" in turn.notice
+
+
+async def test_empty_question_is_a_400_and_stores_nothing(aclient, conversation):
+    response = await aclient.post(f"/api/teacher/conversations/{conversation.pk}/ask/", {"question": "  "},
+                                  content_type="application/json")
+    assert response.status_code == 400
+    assert not await ChatTurn.objects.filter(conversation=conversation).aexists()
+
+
+async def test_another_learners_conversation_is_404(async_client, other_learner, conversation):
+    await async_client.aforce_login(other_learner)
+    response = await async_client.post(f"/api/teacher/conversations/{conversation.pk}/ask/", {"question": "hi"},
+                                       content_type="application/json")
+    assert response.status_code == 404
+    listing = await async_client.get("/api/teacher/conversations/")
+    assert json.loads(listing.content)["count"] == 0
+    detail = await async_client.get(f"/api/teacher/conversations/{conversation.pk}/")
+    assert detail.status_code == 404

@@ -1,0 +1,138 @@
+"""The teacher's conversations: what to retrieve, which mode answers, and what is stored.
+
+The learner's question is saved before anything is generated and the answer is saved as it
+ends (partial answers are kept and marked), so no chat turn is lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from asgiref.sync import sync_to_async
+from django.utils import timezone
+
+from quizzes.markdown import render_markdown
+from quizzes.models import Card
+from tutor.days import day_bounds, learner_zone, study_day
+from tutor.models import ChatTurn, Conversation, ReviewLog
+from tutor.review import learner_settings
+from tutor.study_sessions import touch_session
+from tutor.teacher import llm, notes_answer, prompts
+from tutor.teacher.retrieval import Hit, retrieve
+
+MAX_QUESTION_CHARS = 2000
+
+
+class ChatError(ValueError):
+    """Bad input to the teacher; str() is shown to the learner."""
+
+
+def start_conversation(*, user, card: Card | None = None, lab_run_id: int | None = None,
+                       title: str = "") -> Conversation:
+    session = touch_session(user, timezone.now())
+    return Conversation.objects.create(user=user, session=session, card=card, lab_run_id=lab_run_id,
+                                       title=title[:200])
+
+
+def hint_mode_for(conversation: Conversation) -> bool:
+    """Asked from a card the learner has not reviewed yet today: hint, don't tell."""
+    if conversation.card_id is None:
+        return False
+    zone = learner_zone(learner_settings(conversation.user).timezone)
+    start, end = day_bounds(study_day(timezone.now(), zone), zone)
+    return not ReviewLog.objects.filter(user=conversation.user, card_id=conversation.card_id,
+                                        reviewed_at__gte=start, reviewed_at__lt=end, undone_at__isnull=True).exists()
+
+
+def check_question_for(hits: list[Hit], exclude_card_id: int | None) -> str | None:
+    """A recall or interview prompt from the best cited section, to check understanding."""
+    if not hits:
+        return None
+    card = (Card.objects.filter(sections__slug=hits[0].passage.section_slug, retired=False,
+                                kind__in=[Card.Kind.RECALL, Card.Kind.INTERVIEW])
+            .exclude(pk=exclude_card_id).order_by("position").first())
+    return card.prompt if card else None
+
+
+def citations(hits: list[Hit]) -> list[dict]:
+    return [{"n": n, "title": notes_answer.source_title(h), "section": h.passage.section_slug, "url": h.passage.url}
+            for n, h in enumerate(hits, start=1)]
+
+
+@dataclass
+class Prepared:
+    turn: ChatTurn
+    hits: list[Hit]
+    hint: bool
+    check_question: str | None
+    history: list[tuple[str, str]]
+    question: str
+    context: str
+
+
+def prepare(conversation: Conversation, question: str, *, context: str = "") -> Prepared:
+    """Validate and store the learner's question; retrieve what grounds the answer."""
+    question = (question or "").strip()
+    if not question:
+        raise ChatError("Type a question first.")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise ChatError(f"Questions are limited to {MAX_QUESTION_CHARS} characters.")
+    history = list(conversation.turns.order_by("created_at", "id").values_list("role", "text"))
+    turn = ChatTurn.objects.create(conversation=conversation, role=ChatTurn.Role.USER, text=question,
+                                   text_html=render_markdown(question))
+    if not conversation.title:
+        conversation.title = question[:120]
+    conversation.save(update_fields=["title", "updated_at"])
+    touch_session(conversation.user, timezone.now())
+    hits = retrieve(question, k=3)
+    hint = hint_mode_for(conversation)
+    return Prepared(turn=turn, hits=hits, hint=hint, check_question=check_question_for(hits, conversation.card_id),
+                    history=history, question=question, context=context)
+
+
+def save_answer(conversation: Conversation, prepared: Prepared, text: str, *, mode: str, complete: bool,
+                notice: str = "") -> ChatTurn:
+    return ChatTurn.objects.create(
+        conversation=conversation, role=ChatTurn.Role.ASSISTANT, text=text, text_html=render_markdown(text),
+        mode=mode, model=llm.model_name() if mode == ChatTurn.Mode.LLM else "", citations=citations(prepared.hits),
+        hint_mode=prepared.hint, complete=complete, notice=notice[:300])
+
+
+async def answer_events(conversation: Conversation, question: str, *, context: str = "") -> AsyncIterator[dict]:
+    """Events for the browser: meta (citations, mode), token..., notice?, done (stored turn)."""
+    prepared = await sync_to_async(prepare)(conversation, question, context=context)
+    use_llm = llm.llm_configured() and notes_answer.covered(prepared.hits)
+    yield {"event": "meta", "citations": citations(prepared.hits), "hint": prepared.hint,
+           "mode": ChatTurn.Mode.LLM if use_llm else ChatTurn.Mode.COURSE_NOTES}
+    pieces: list[str] = []
+    notice = ""
+    if use_llm:
+        messages = prompts.chat_messages(question, prepared.hits, prepared.history, hint=prepared.hint,
+                                         extra_context=context)
+        try:
+            async for piece in llm.stream_chat(messages):
+                pieces.append(piece)
+                yield {"event": "token", "text": piece}
+        except llm.LLMUnavailable as exc:
+            notice = f"The language model could not answer ({exc})"
+            if pieces:  # cut off mid-answer: keep what arrived, say so
+                turn = await sync_to_async(save_answer)(conversation, prepared, "".join(pieces),
+                                                        mode=ChatTurn.Mode.LLM, complete=False, notice=notice)
+                yield {"event": "notice", "text": notice + "; the answer above is incomplete."}
+                yield {"event": "done", "turn": turn.pk, "html": turn.text_html, "complete": False}
+                return
+            yield {"event": "notice", "text": notice + "; answering from the course notes instead."}
+            use_llm = False
+    if not use_llm:
+        text = notes_answer.compose(question, prepared.hits, hint=prepared.hint,
+                                    check_question=prepared.check_question)
+        for word in text.split(" "):
+            pieces.append(word + " ")
+            yield {"event": "token", "text": word + " "}
+        text = text.strip()
+    else:
+        text = "".join(pieces)
+    mode = ChatTurn.Mode.LLM if use_llm else ChatTurn.Mode.COURSE_NOTES
+    turn = await sync_to_async(save_answer)(conversation, prepared, text, mode=mode, complete=True, notice=notice)
+    yield {"event": "done", "turn": turn.pk, "html": turn.text_html, "complete": True}

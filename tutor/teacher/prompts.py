@@ -1,0 +1,57 @@
+"""What the teacher is told. The retrieved passages go into the user turn, not only the system
+message: some chat templates (llama-cpp-python's gemma format) silently drop system messages."""
+
+from __future__ import annotations
+
+from tutor.teacher.retrieval import Hit
+
+SYSTEM = (
+    "You are the Tilewise teacher. Learners are engineers learning how LLM inference runs on GPUs "
+    "(kernels, fusion, memory, FlashAttention). Answer in the lesson's terms, using only the numbered "
+    "course passages you are given, and cite them like [1] or [2]. If the passages do not cover the "
+    "question, say plainly that the course does not cover it. Be concise: explain, then end with one "
+    "short question that checks the learner understood."
+)
+
+HINT_RULE = (
+    "HINT MODE: the learner has not reviewed this card yet today. Do NOT give the answer. Give one hint "
+    "that points them at the idea they need, then ask them to try again."
+)
+
+
+def passages_block(hits: list[Hit]) -> str:
+    lines = []
+    for n, hit in enumerate(hits, start=1):
+        p = hit.passage
+        lines.append(f"[{n}] {p.title}\n{p.text.strip()}")
+    return "\n\n".join(lines)
+
+
+def chat_messages(question: str, hits: list[Hit], history: list[tuple[str, str]], *, hint: bool,
+                  extra_context: str = "") -> list[dict]:
+    """history: earlier (role, text) turns, oldest first."""
+    rules = SYSTEM + (" " + HINT_RULE if hint else "")
+    user = (f"{rules}\n\nCourse passages:\n{passages_block(hits) or '(none found)'}\n\n"
+            + (f"Context:\n{extra_context}\n\n" if extra_context else "")
+            + f"Learner's question: {question}")
+    messages = [{"role": "system", "content": rules}]
+    messages += [{"role": role, "content": text} for role, text in history[-6:]]
+    messages.append({"role": "user", "content": user})
+    return messages
+
+
+GRADER = (
+    "You grade a learner's answer to an interview question about GPU inference. Compare it with the model "
+    "answer, the rubric's key points, and the common wrong answer. Reply with JSON only: "
+    '{"covered": [key points the answer makes], "missed": [key points it misses], '
+    '"common_wrong_answer": true|false, "explanation": "two or three sentences on the gap", '
+    '"suggested_rating": 1-4}. Rating: 4 all points and nothing wrong, 3 most points, 2 some, 1 few or wrong.'
+)
+
+
+def grading_messages(question: str, model_answer: str, key_points: list[str], common_wrong: str,
+                     answer: str) -> list[dict]:
+    points = "\n".join(f"- {p}" for p in key_points)
+    user = (f"{GRADER}\n\nQuestion: {question}\n\nModel answer: {model_answer}\n\nKey points:\n{points}\n\n"
+            f"Common wrong answer: {common_wrong}\n\nLearner's answer: {answer}")
+    return [{"role": "system", "content": GRADER}, {"role": "user", "content": user}]
