@@ -18,9 +18,9 @@ from quizzes.models import Course, Section
 from tutor import optimizer
 from tutor.health import service_health
 from tutor.models import Conversation, OptimizationRun, ReviewLog, StudySession
+from tutor.review import learner_settings, rebuild_learner
 from tutor.teacher import llm
 from tutor.teacher.chat import start_conversation
-from tutor.review import learner_settings, rebuild_learner
 
 
 def home(request):
