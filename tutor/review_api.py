@@ -103,13 +103,18 @@ class GradeRequestSerializer(serializers.Serializer):
 @extend_schema(request=GradeRequestSerializer, responses={200: serializers.DictField(), 400: ErrorSerializer})
 @api_view(["POST"])
 def grade_answer(request: Request) -> Response:
-    """Grade a guess or numeric answer without recording anything (shown at the reveal)."""
+    """Grade an answer without recording anything (shown at the reveal): numeric answers against the card's
+    tolerance, predictions against the right choice, interview answers by the teacher against the rubric."""
     data = GradeRequestSerializer(data=request.data)
     if not data.is_valid():
         return Response(data.errors, status=status.HTTP_400_BAD_REQUEST)
     card = Card.objects.filter(pk=data.validated_data["card"], retired=False).first()
     if card is None:
         return Response({"detail": "No such card.", "field": "card"}, status=status.HTTP_404_NOT_FOUND)
+    if card.kind == Card.Kind.INTERVIEW:
+        from tutor.teacher.grading import grade_interview
+
+        return Response(grade_interview(card, data.validated_data["answer"]))
     try:
         result = grade(card, data.validated_data["answer"])
     except AnswerError as exc:

@@ -94,3 +94,16 @@ async def test_another_learners_conversation_is_404(async_client, other_learner,
     assert json.loads(listing.content)["count"] == 0
     detail = await async_client.get(f"/api/teacher/conversations/{conversation.pk}/")
     assert detail.status_code == 404
+
+
+def test_interview_answer_is_graded_against_the_rubric_without_a_model(client, learner, shipped_course):
+    from tutor.teacher.grading import KEYWORD_METHOD
+
+    client.force_login(learner)
+    card = Card.objects.filter(kind="interview").first()
+    good = client.post("/api/review/grade/", {"card": card.pk, "answer": " ".join(card.key_points)},
+                       content_type="application/json").json()
+    assert good["method"] == KEYWORD_METHOD and good["suggested_rating"] == 3 and not good["missed"]
+    poor = client.post("/api/review/grade/", {"card": card.pk, "answer": "no idea, sorry"},
+                       content_type="application/json").json()
+    assert poor["suggested_rating"] == 1 and len(poor["missed"]) == len(card.key_points)

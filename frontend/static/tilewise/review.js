@@ -124,7 +124,8 @@ async function reveal() {
     try {
       const result = await api(urls.gradeUrl, { method: "POST", body: { card: item.card, answer } });
       if (result.graded) {
-        grade.textContent = `Your answer: ${answer} — ${result.detail}`;
+        grade.textContent = `Your answer: ${answer} — ${result.detail}`
+          + (result.method ? ` (${result.method})` : "") + (result.notice ? ` ${result.notice}` : "");
         grade.className = `grade ${result.correct ? "right" : "wrong"}`;
         document.querySelectorAll("#ratings button").forEach((b) =>
           b.classList.toggle("suggested", Number(b.dataset.rating) === result.suggested_rating));
