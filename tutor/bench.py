@@ -72,8 +72,9 @@ def seed_learners(first: int, count: int, reviews_per_learner: int, cards: list,
                             f"{reps}\t{lapses}\t1\n".replace("\t\t", "\t\\N\t"))
     with connection.cursor() as cursor:
         raw = cursor.cursor
-        with raw.copy("COPY tutor_reviewlog (user_id, card_id, reverse, rating, reviewed_at, duration_ms, answer, "
-                      "answer_correct, state_before, idempotency_key, session_id, undone_at, created_at) FROM STDIN") as cp:
+        with raw.copy("COPY tutor_reviewlog (user_id, card_id, reverse, rating, reviewed_at, duration_ms, "
+                      "answer, answer_correct, state_before, idempotency_key, session_id, undone_at, created_at) "
+                      "FROM STDIN") as cp:
             cp.write(log_buf.getvalue())
         with raw.copy("COPY tutor_cardstate (user_id, card_id, reverse, state, step, stability, difficulty, due, "
                       "last_review, reps, lapses, version) FROM STDIN") as cp:

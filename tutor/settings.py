@@ -139,6 +139,7 @@ LLM_BASE_URL = env_str("LLM_BASE_URL", "")
 LLM_MODEL = env_str("LLM_MODEL", "")
 LLM_API_KEY = env_str("LLM_API_KEY", "not-needed")
 LLM_TIMEOUT = env_float("LLM_TIMEOUT", 30.0)
+LLM_MAX_TOKENS = env_int("LLM_MAX_TOKENS", 700, minimum=16, maximum=8192)
 
 # --- API ------------------------------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -44,11 +44,11 @@ def _client() -> openai.OpenAI:
                          timeout=settings.LLM_TIMEOUT, max_retries=0)
 
 
-async def stream_chat(messages: list[dict], *, max_tokens: int = 700) -> AsyncIterator[str]:
+async def stream_chat(messages: list[dict]) -> AsyncIterator[str]:
     """Yield the answer's text pieces as the server sends them. Raises LLMUnavailable."""
     try:
         stream = await _async_client().chat.completions.create(
-            model=model_name(), messages=messages, stream=True, max_tokens=max_tokens, temperature=0.3)
+            model=model_name(), messages=messages, stream=True, max_tokens=settings.LLM_MAX_TOKENS, temperature=0.3)
         async for chunk in stream:
             if chunk.choices and chunk.choices[0].delta and chunk.choices[0].delta.content:
                 yield chunk.choices[0].delta.content
@@ -56,11 +56,11 @@ async def stream_chat(messages: list[dict], *, max_tokens: int = 700) -> AsyncIt
         raise LLMUnavailable(describe_error(exc)) from None
 
 
-def complete(messages: list[dict], *, max_tokens: int = 400) -> str:
+def complete(messages: list[dict]) -> str:
     """One whole answer (used for grading). Raises LLMUnavailable."""
     try:
-        response = _client().chat.completions.create(model=model_name(), messages=messages, max_tokens=max_tokens,
-                                                     temperature=0.0)
+        response = _client().chat.completions.create(model=model_name(), messages=messages,
+                                                     max_tokens=settings.LLM_MAX_TOKENS, temperature=0.0)
     except openai.OpenAIError as exc:
         raise LLMUnavailable(describe_error(exc)) from None
     return (response.choices[0].message.content or "") if response.choices else ""
