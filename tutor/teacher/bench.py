@@ -51,6 +51,10 @@ def load_questions(path: Path = EVAL_FILE) -> tuple[str, list[Question]]:
     return data["course"], qs
 
 
+def load_off_topic(path: Path = EVAL_FILE) -> list[str]:
+    return list(yaml.safe_load(path.read_text(encoding="utf-8")).get("off_topic") or [])
+
+
 @dataclass
 class Result:
     name: str
@@ -148,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
           f"(split at ## headings, heading attached) + {len(idx.passages) - n_sec} cards")
     print(f"  index build (DB read + tokenize + BM25): {build_ms:.0f} ms, first call, cold cache")
     print(f"  machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-          f"DB {connection.vendor}, rank-bm25 {version('rank-bm25')}")
+          f"DB {connection.vendor}, rank-bm25 {version('rank-bm25')}; load average before timing "
+          f"{_load()} (other processes on a shared machine inflate the latencies)")
 
     methods: list[tuple[str, Callable[[str], list]]] = [
         ("bm25", lambda q: r.retrieve(q, 3, course=course, method="bm25")),
@@ -207,9 +212,21 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n  hit: expected section (or a listed alternate) among the returned hits, which are "
           f"distinct sections; n = {len(questions)}; 'top-3 hard' = the "
           "paraphrase subset (questions that avoid the section's own terms).")
+    print(f"  load average after timing: {_load()}")
     print(f"  latency: {args.repeat} timed passes x {len(questions)} questions per method after one "
           "warm-up pass, one perf_counter interval per retrieve() call, index already built; "
           "includes the cache-freshness DB query.")
+    off = load_off_topic()
+    flagged_off = [q for q in off if r.weak(r.retrieve(q, 3, course=course, method="bm25"))]
+    flagged_on = [q.q for q in questions if r.weak(r.retrieve(q.q, 3, course=course, method="bm25"))]
+    print(f"\n  'not covered' heuristic, retrieval.weak() on BM25 hits (top score < {r.WEAK_SCORE:g} or "
+          f"coverage < {r.WEAK_COVERAGE:g}): flags {len(flagged_off)}/{len(off)} off-topic questions, "
+          f"{len(flagged_on)}/{len(questions)} course questions by mistake.")
+    not_flagged = [q for q in off if q not in flagged_off]
+    if not_flagged:
+        print(f"    off-topic not flagged: {'; '.join(not_flagged)}")
+    for q in flagged_on:
+        print(f"    course question flagged: {q}")
     for res in results:
         if not res.misses:
             continue
@@ -218,6 +235,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  - {q.q!r}\n      expected {q.section}{' / ' + ', '.join(q.also) if q.also else ''}; "
                   f"got {', '.join(got) or 'nothing'}")
     return 0
+
+
+def _load() -> str:
+    try:
+        return "/".join(f"{x:.1f}" for x in os.getloadavg()) + " (1/5/15 min)"
+    except OSError:
+        return "n/a"
 
 
 def _whole_section_index(r, sec_idx):

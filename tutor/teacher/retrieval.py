@@ -6,10 +6,13 @@ Passages come from the database, never from the course files directly:
   "Section title — subheading" in front of its text (the heading carries much of the
   meaning of a chunk, so it is indexed together with the text);
 * every live (not retired) Card becomes one passage (prompt, answer, explanation, key
-  points), attached to its first section, so a card hit still cites a lesson section.
+  points) linked to its sections, so a card hit still cites a lesson section. The
+  database does not keep the order in which a card lists its sections, so a card is
+  filed under the earliest of them in course order, and when it is retrieved it is cited
+  under whichever of its sections matches the question best (its best chunk's score).
 
-Ranking is BM25 (``rank_bm25.BM25Okapi``) over a tokenizer that keeps technical tokens
-whole (``cp.async``, ``__shfl_xor_sync``, ``n²``, ``8192³``, ``bf16``) and also indexes
+Ranking is BM25 (``rank_bm25.BM25Okapi`` with Lucene's idf) over a tokenizer that keeps
+technical tokens whole (``cp.async``, ``__shfl_xor_sync``, ``n²``, ``8192³``, ``bf16``) and also indexes
 their parts, folds plurals and a few suffixes, and drops a small list of stopwords.
 
 This module is torch-free on purpose: the web process imports it. The MiniLM embedding
@@ -18,19 +21,23 @@ vote lives in ``tutor.teacher.embeddings`` and is only imported when asked for
 environment) and torch is importable; otherwise retrieval stays BM25-only.
 
 The index is cached per course and rebuilt when content changes: the cache key is the
-count and latest ``updated_at`` of the sections and cards involved (one aggregate query
-per call). Edits through ``.save()`` (admin, API, the course loader) bump ``updated_at``;
-a bare ``QuerySet.update()`` does not, so call ``invalidate()`` after one.
+count and latest ``updated_at`` of the sections and cards involved and the latest card
+edit record (three small aggregate queries per call, about 1 ms on SQLite). Edits through
+``.save()`` (admin, API, the course loader) bump ``updated_at``; a bare
+``QuerySet.update()`` does not, so call ``invalidate()`` after one.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import threading
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from quizzes.markdown import heading_anchor
 
 HEADING_SEP = " — "
 
@@ -50,6 +57,7 @@ class Passage:
     text: str               # the chunk's markdown, without the heading line
     section_url: str        # Section.get_absolute_url()
     anchor: str = ""        # slug of the subheading (GitHub style), "" when none
+    linked_sections: tuple[str, ...] = ()  # cards: every section the card lists, course order
 
     @property
     def title(self) -> str:
@@ -73,18 +81,19 @@ class Hit:
     passage: Passage
     score: float
     rank: int = 0                                    # 1-based position in the returned list
+    coverage: float = 0.0   # idf-weighted share of the question's terms found in the passage
     votes: dict[str, float] = field(default_factory=dict, compare=False)  # per-method scores
+    # for a card hit: the chunk of its section that best matches the question (lesson text
+    # to quote next to the card, and a link to the subheading); None for section hits
+    section_chunk: Passage | None = None
+
+    @property
+    def url(self) -> str:
+        return (self.section_chunk or self.passage).url
 
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _H2 = re.compile(r"^##\s+(.+?)\s*#*\s*$")
-
-
-def heading_anchor(heading: str) -> str:
-    """GitHub-style anchor for a heading: lowercase, punctuation dropped, spaces to hyphens."""
-    s = unicodedata.normalize("NFKD", heading).encode("ascii", "ignore").decode().lower()
-    s = re.sub(r"[^\w\s-]", "", s)
-    return re.sub(r"\s+", "-", s.strip())
 
 
 def split_markdown(body: str) -> list[tuple[str, str]]:
@@ -153,26 +162,18 @@ def build_passages(course_slug: str | None = None, include_cards: bool = True) -
             "sections").order_by("course__slug", "source_file", "position")
         if course_slug:
             cards = cards.filter(course__slug=course_slug)
+        order = {sec.pk: n for n, sec in enumerate(by_id.values())}
         for c in cards:
-            linked = sorted(c.sections.all(), key=lambda x: (x.lesson_id, x.position))
-            # "first section" = the first one the card lists; the M2M keeps no order, so
-            # prefer the lowest through-row id (insertion order of the loader).
-            first = _first_section(c, linked, by_id)
-            if first is None:
+            linked = sorted((x for x in c.sections.all() if x.pk in by_id), key=lambda x: order[x.pk])
+            if not linked:
                 continue
+            first = linked[0]
             passages.append(Passage(
                 id=f"card:{c.slug}", kind="card", course_slug=c.course.slug,
                 section_slug=first.slug, section_title=first.title, heading=_one_line(c.prompt),
-                text=f"{c.prompt}\n\n{_card_text(c)}", section_url=first.get_absolute_url()))
+                text=f"{c.prompt}\n\n{_card_text(c)}", section_url=first.get_absolute_url(),
+                linked_sections=tuple(x.slug for x in linked)))
     return passages
-
-
-def _first_section(card, linked, by_id):
-    if not linked:
-        return None
-    through = card.sections.through.objects.filter(card_id=card.pk).order_by("id").values_list(
-        "section_id", flat=True).first()
-    return by_id.get(through) or linked[0]
 
 
 # --------------------------------------------------------------------------------------
@@ -192,22 +193,28 @@ one's s t
 
 # Word characters: ASCII letters/digits/_, plus superscripts and a few symbols that carry
 # meaning in this domain (µs, n², 8192³, Kᵀ).
-_WORD = r"[a-z0-9_µ²³ᵀ]"
+_WORD = r"[A-Za-z0-9_µ²³ᵀ]"
 _TOKEN = re.compile(rf"{_WORD}+(?:[.\-+/]{_WORD}+)*")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _PART = re.compile(r"[a-z0-9µ²³ᵀ]+")
+_RAW_PART = re.compile(r"[A-Za-z0-9µ²³ᵀ]+")
 _HAS_ALPHA = re.compile(r"[a-zµ]")
 
-# Light suffix folding (not a full stemmer): plurals, -ing/-ed/-ation/-ion, then a final
-# "e", so tile/tiles/tiled/tiling, cache/caches/caching and fuse/fused/fusion meet.
+# Light suffix folding (not a full stemmer): plurals, -ing/-ed/-ion, the -ate family, then
+# a final "e", so tile/tiles/tiled/tiling, cache/caching, fuse/fused/fusion and
+# approximate/approximation/approximated meet.
 _PLURAL_US = frozenset({"gpus", "cpus", "tpus", "npus"})
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ed")
+_ATE = ("ations", "ation", "ators", "ator", "ating", "ated", "ates", "ate")  # keep >= 4 letters
+_SUFFIXES = ("ings", "ing", "ions", "ion", "ed")                           # keep >= 3 letters
 
 
 def stem(word: str) -> str:
     if not word.isalpha() or len(word) < 3:
         return word
     w = word
+    for suffix in _ATE:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
+            return w[: -len(suffix)]
     if w.endswith("ies") and len(w) > 4:
         w = w[:-3] + "y"
     elif w.endswith(("sses", "ches", "shes", "xes")) and len(w) > 4:
@@ -227,36 +234,73 @@ def stem(word: str) -> str:
 
 
 def _norm(text: str) -> str:
-    text = unicodedata.normalize("NFC", text or "").lower()
+    text = unicodedata.normalize("NFC", text or "")
     text = text.replace("μ", "µ")  # Greek mu to micro sign
-    text = _THOUSANDS.sub("", text)  # 1,979 -> 1979
-    return text
+    return _THOUSANDS.sub("", text)  # 1,979 -> 1979
+
+
+_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
+_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_PLURAL_ACRONYM = re.compile(r"[A-Z]+s")
+
+
+def _camel_parts(word: str) -> list[str]:
+    """"FlashAttention" -> ["flash", "attention"], "RMSNorm" -> ["rms", "norm"]; [] otherwise."""
+    if not _CAMEL.search(word) or _PLURAL_ACRONYM.fullmatch(word):
+        return []
+    return [p.lower() for p in _CAMEL_PART.findall(word)]
+
+
+def _version_join(word: str, nxt: str) -> str | None:
+    """"flashattention" + "2" -> "flashattention-2", "llama" + "3" -> "llama-3"."""
+    if word.isalpha() and len(word) > 1 and word not in STOPWORDS and nxt.isdigit() and len(nxt) <= 2:
+        return f"{word}-{nxt}"
+    return None
+
+
+def _keep(part: str) -> bool:
+    return part not in STOPWORDS and (len(part) > 1 or part.isdigit())
 
 
 def tokenize(text: str) -> list[str]:
     """Lowercased terms for BM25.
 
     A compound such as ``cp.async``, ``torch.compile``, ``__shfl_down_sync``, ``sm_80`` or
-    ``flashattention-2`` is kept whole *and* split into its alphabetic parts, so both
-    "cp.async" and "cp async" match. Pure numbers (``2.97``, ``8192``) are kept whole only.
-    Plurals and a few suffixes are folded; a small stopword list is dropped.
+    ``flashattention-2`` is kept whole *and* split into its parts, so both "cp.async" and
+    "cp async" match; so is a CamelCase name ("FlashAttention" also gives "flash" and
+    "attention", "PyTorch" gives "torch"). Pure numbers (``2.97``, ``8192``) are kept whole
+    only. A name followed by a small number, written either way ("FlashAttention 2",
+    "FlashAttention-2", "Llama-3-8B"), also yields the joined term ``flashattention-2`` /
+    ``llama-3``. Plurals and a few suffixes are folded; a small stopword list is dropped.
     """
     out: list[str] = []
-    for m in _TOKEN.finditer(_norm(text)):
-        tok = m.group(0).strip("_")
+    text = _norm(text)
+    matches = list(_TOKEN.finditer(text))
+    for n, m in enumerate(matches):
+        raw = m.group(0).strip("_")
+        tok = raw.lower()
         if not tok:
             continue
+        camel = [c for w in _RAW_PART.findall(raw) for c in _camel_parts(w)]
         parts = _PART.findall(tok)
         if len(parts) == 1 and tok == parts[0]:
+            if n + 1 < len(matches) and not text[m.end():matches[n + 1].start()].strip():
+                joined = _version_join(tok, matches[n + 1].group(0).lower())
+                if joined:
+                    out.append(joined)
             if tok in STOPWORDS or (len(tok) == 1 and not tok.isdigit()):
                 continue
             out.append(stem(tok))
+            out.extend(stem(c) for c in camel if _keep(c))
             continue
         out.append(tok)  # the compound as written
         if _HAS_ALPHA.search(tok):
-            for p in parts:
-                if p not in STOPWORDS and (len(p) > 1 or p.isdigit()):
-                    out.append(stem(p))
+            for a, b in zip(parts, parts[1:], strict=False):
+                joined = _version_join(a, b)
+                if joined and joined != tok:
+                    out.append(joined)
+            out.extend(stem(p) for p in parts if _keep(p))
+            out.extend(stem(c) for c in camel if _keep(c))
     return out
 
 
@@ -268,20 +312,46 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 
 
+def _bm25_class():
+    from rank_bm25 import BM25Okapi
+
+    class LuceneIdfBM25(BM25Okapi):
+        """BM25Okapi with Lucene's always-positive idf, log(1 + (N - n + 0.5) / (n + 0.5)).
+
+        rank_bm25's Okapi idf is log((N - n + 0.5) / (n + 0.5)) floored at a fraction of the
+        average idf: on a small course (a few chunks) a term found in half of them scores
+        exactly 0 and the question finds nothing.
+        """
+
+        def _calc_idf(self, nd):
+            n_docs = self.corpus_size
+            self.idf = {w: math.log(1 + (n_docs - f + 0.5) / (f + 0.5)) for w, f in nd.items()}
+            self.average_idf = sum(self.idf.values()) / len(self.idf) if self.idf else 0.0
+
+    return LuceneIdfBM25
+
+
 class Index:
     """BM25 over a fixed list of passages (plus, lazily, their embeddings)."""
 
     def __init__(self, passages: list[Passage], fingerprint: tuple = (), text_of=None):
-        from rank_bm25 import BM25Okapi
-
         self.passages = passages
         self.fingerprint = fingerprint
         self.text_of = text_of or (lambda p: p.indexed_text)  # bench ablations swap this
         self.tokens = [tokenize(self.text_of(p)) for p in passages]
-        self.vocab = frozenset(t for toks in self.tokens for t in toks)
-        self.bm25 = BM25Okapi(self.tokens, k1=BM25_K1, b=BM25_B) if passages else None
+        self.token_sets = [frozenset(toks) for toks in self.tokens]
+        self.bm25 = _bm25_class()(self.tokens, k1=BM25_K1, b=BM25_B) if passages else None
+        self.section_info = {p.section_slug: (p.section_title, p.section_url)
+                             for p in passages if p.kind == "section"}
         self._embeddings = None  # filled by tutor.teacher.embeddings
         self._lock = threading.Lock()
+
+    def term_weights(self, query_tokens: list[str]) -> dict[str, float]:
+        """idf of each distinct query term; a term the course never uses gets the highest idf."""
+        if not self.bm25:
+            return {}
+        unseen = math.log(1 + (len(self.passages) + 0.5) / 0.5)
+        return {t: self.bm25.idf.get(t, unseen) for t in set(query_tokens)}
 
     def bm25_scores(self, query_tokens: list[str]) -> list[float]:
         if not self.bm25 or not query_tokens:
@@ -294,22 +364,25 @@ _cache_lock = threading.Lock()
 
 
 def content_fingerprint(course_slug: str | None = None, include_cards: bool = True) -> tuple:
-    """Changes whenever a section or card of the course is added, removed or saved."""
-    from django.db.models import Count, Max
+    """Changes whenever a section or card of the course is added, removed or saved.
 
-    from quizzes.models import Card, Section
+    Count, latest id and latest ``updated_at`` of the sections and cards (a card retired
+    or edited is saved, so its ``updated_at`` moves); plus the latest CardEdit, which the
+    loader and admin record when only a card's section links change.
+    """
+    from django.db.models import Count, Max, Q
 
-    sections = Section.objects.all()
-    cards = Card.objects.all()
-    if course_slug:
-        sections = sections.filter(course__slug=course_slug)
-        cards = cards.filter(course__slug=course_slug)
-    s = sections.aggregate(n=Count("id"), at=Max("updated_at"), ids=Max("id"))
-    fp = ("s", s["n"], s["at"], s["ids"])
+    from quizzes.models import Card, CardEdit, Section
+
+    where = {"course__slug": course_slug} if course_slug else {}
+    s = Section.objects.filter(**where).aggregate(n=Count("id"), at=Max("updated_at"), last=Max("id"))
+    fp: tuple = ("s", s["n"], s["at"], s["last"])
     if include_cards:
-        c = cards.filter(retired=False).aggregate(n=Count("id"), at=Max("updated_at"), ids=Max("id"))
-        # a card retired or un-retired changes the live count; an edit bumps updated_at
-        fp += ("c", c["n"], c["at"], c["ids"], cards.aggregate(at=Max("updated_at"))["at"])
+        c = Card.objects.filter(**where).aggregate(
+            live=Count("id", filter=Q(retired=False)), at=Max("updated_at"), last=Max("id"))
+        edit = CardEdit.objects.filter(**({"card__course__slug": course_slug} if course_slug else {})
+                                       ).aggregate(last=Max("id"))["last"]
+        fp += ("c", c["live"], c["at"], c["last"], edit)
     return fp
 
 
@@ -339,7 +412,7 @@ def invalidate() -> None:
 
 METHODS = ("bm25", "embedding", "hybrid")
 RRF_K = 60          # reciprocal-rank fusion constant (Cormack et al.)
-EMBED_WEIGHT = 0.5  # weight of the embedding vote against BM25's 1.0 in "hybrid"
+EMBED_WEIGHT = 0.25  # weight of the embedding vote against BM25's 1.0 in "hybrid" (see bench)
 
 
 def embeddings_enabled() -> bool:
@@ -366,22 +439,59 @@ def _rank(scores: list[float]) -> list[int]:
     return sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], i))
 
 
-def _select(order: list[int], scores: dict[int, float], passages: list[Passage], k: int,
-            votes: dict[int, dict[str, float]]) -> list[Hit]:
-    """Top-k with distinct sections first; fills from repeated sections only if needed."""
-    chosen, seen, rest = [], set(), []
+def _select(idx: Index, order: list[int], scores: dict[int, float], k: int,
+            votes: dict[int, dict[str, float]], weights: dict[str, float]) -> list[Hit]:
+    """Top-k with distinct sections first; fills from repeated sections only if needed.
+
+    A card linked to several sections is cited under the one whose best chunk scores
+    highest for this question.
+    """
+    passages = idx.passages
+    best: dict[str, float] = {}
+    best_chunk: dict[str, int] = {}
+    for i, sc in scores.items():
+        p = passages[i]
+        if p.kind == "section" and sc > best.get(p.section_slug, float("-inf")):
+            best[p.section_slug] = sc
+            best_chunk[p.section_slug] = i
+
+    def home(p: Passage) -> Passage:
+        if p.kind != "card" or len(p.linked_sections) < 2:
+            return p
+        slug = max(p.linked_sections, key=lambda s: best.get(s, float("-inf")))
+        if slug == p.section_slug or slug not in idx.section_info:
+            return p
+        title, url = idx.section_info[slug]
+        return replace(p, section_slug=slug, section_title=title, section_url=url)
+
+    chosen: list[tuple[int, Passage]] = []
+    seen: set[str] = set()
+    rest: list[tuple[int, Passage]] = []
     for i in order:
-        if passages[i].section_slug in seen:
-            rest.append(i)
+        p = home(passages[i])
+        if p.section_slug in seen:
+            rest.append((i, p))
             continue
-        seen.add(passages[i].section_slug)
-        chosen.append(i)
+        seen.add(p.section_slug)
+        chosen.append((i, p))
         if len(chosen) == k:
             break
     if len(chosen) < k:
         chosen += rest[: k - len(chosen)]
-    return [Hit(passages[i], round(scores[i], 6), rank=n + 1, votes=votes.get(i, {}))
-            for n, i in enumerate(chosen)]
+    total = sum(weights.values()) or 1.0
+
+    def coverage(i: int) -> float:
+        return round(sum(w for t, w in weights.items() if t in idx.token_sets[i]) / total, 4)
+
+    def chunk(p: Passage) -> Passage | None:
+        if p.kind != "card":
+            return None
+        i = best_chunk.get(p.section_slug)
+        return passages[i] if i is not None else None
+
+    return [Hit(p, round(scores[i], 6), rank=n + 1, coverage=coverage(i), votes=votes.get(i, {}),
+                section_chunk=chunk(p))
+            for n, (i, p) in enumerate(chosen)]
 
 
 def retrieve(question: str, k: int = 3, *, course: str | None = None, method: str | None = None,
@@ -393,7 +503,7 @@ def retrieve(question: str, k: int = 3, *, course: str | None = None, method: st
     used only if ``embeddings_enabled()``. Returns [] for an empty question or one that
     shares no term with the course (in BM25 mode).
     """
-    if k <= 0 or not question or not question.strip():
+    if k <= 0 or not isinstance(question, str) or not question.strip():
         return []
     if method is None:
         method = "hybrid" if embeddings_enabled() else "bm25"
@@ -406,22 +516,23 @@ def retrieve(question: str, k: int = 3, *, course: str | None = None, method: st
 def retrieve_from(idx: Index, question: str, k: int = 3, *, method: str = "bm25",
                   embed_weight: float = EMBED_WEIGHT) -> list[Hit]:
     """``retrieve`` against a given index (the bench uses it for ablations)."""
-    if k <= 0 or not question or not question.strip() or not idx.passages:
+    if k <= 0 or not isinstance(question, str) or not question.strip() or not idx.passages:
         return []
     q_tokens = tokenize(question)
+    weights = idx.term_weights(q_tokens)
     bm25 = idx.bm25_scores(q_tokens) if method != "embedding" else []
     if method == "bm25":
         order = _rank(bm25)
-        return _select(order, dict(enumerate(bm25)), idx.passages, k,
-                       {i: {"bm25": bm25[i]} for i in order[: 4 * k]})
+        return _select(idx, order, dict(enumerate(bm25)), k,
+                       {i: {"bm25": bm25[i]} for i in order[: 4 * k]}, weights)
 
     from tutor.teacher import embeddings  # torch lives behind this import
 
     cos = embeddings.similarities(idx, question)
     if method == "embedding":
         order = sorted(range(len(cos)), key=lambda i: (-cos[i], i))
-        return _select(order, dict(enumerate(cos)), idx.passages, k,
-                       {i: {"cosine": cos[i]} for i in order[: 4 * k]})
+        return _select(idx, order, dict(enumerate(cos)), k,
+                       {i: {"cosine": cos[i]} for i in order[: 4 * k]}, weights)
 
     # hybrid: BM25 decides, the embedding adds a light reciprocal-rank vote. A question
     # with no BM25 match at all is not rescued by the embedding alone (that is how the
@@ -436,8 +547,24 @@ def retrieve_from(idx: Index, question: str, k: int = 3, *, method: str = "bm25"
     for r, i in enumerate(emb_order):
         fused[i] = fused.get(i, 0.0) + embed_weight / (RRF_K + r + 1)
     order = sorted(fused, key=lambda i: (-fused[i], i))
-    return _select(order, fused, idx.passages, k,
-                   {i: {"bm25": bm25[i], "cosine": cos[i]} for i in order[: 4 * k]})
+    return _select(idx, order, fused, k,
+                   {i: {"bm25": bm25[i], "cosine": cos[i]} for i in order[: 4 * k]}, weights)
+
+
+# "The course does not cover this": a heuristic on the best hit, measured with the bench
+# (every question of the evaluation set has top BM25 score >= 6.5 and coverage >= 0.25;
+# the off-topic questions listed there mostly score < 5 or cover < 0.2 of the question).
+WEAK_SCORE = 5.0
+WEAK_COVERAGE = 0.2
+
+
+def weak(hits: list[Hit]) -> bool:
+    """True when the hits are unlikely to answer the question (BM25 scores only)."""
+    if not hits:
+        return True
+    top = hits[0]
+    score = top.votes.get("bm25", top.score)
+    return score < WEAK_SCORE or top.coverage < WEAK_COVERAGE
 
 
 def cited_sections(hits: Iterable[Hit]) -> list[dict]:
@@ -448,5 +575,6 @@ def cited_sections(hits: Iterable[Hit]) -> list[dict]:
         if p.section_slug in seen:
             continue
         seen.add(p.section_slug)
-        out.append({"section": p.section_slug, "title": p.title, "url": p.url})
+        shown = h.section_chunk or p
+        out.append({"section": p.section_slug, "title": shown.title, "url": h.url})
     return out
