@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from frontend.forms import LearnerSettingsForm
@@ -142,3 +143,64 @@ def teacher_chat(request, pk: int):
         raise Http404("No such conversation.")
     return render(request, "frontend/teacher_chat.html", {
         "conversation": conversation, "turns": conversation.turns.all()})
+
+
+def _default_text(value) -> str:
+    """A parameter default as the text the form (and labs.experiments' parser) takes."""
+    if isinstance(value, list | tuple):
+        return ",".join("x".join(map(str, v)) if isinstance(v, list | tuple) else str(v) for v in value)
+    return "" if value is None else str(value)
+
+
+@login_required
+def labs(request):
+    from labs import services
+    from labs.models import LabRun
+
+    target = services.target_device()
+    experiments = services.catalog_for(target)
+    for exp in experiments:
+        for p in exp["params"]:
+            p["default_text"] = _default_text(p.get("default"))
+            p.setdefault("type", "text")
+    course = Course.objects.order_by("pk").first()
+    return render(request, "frontend/labs.html", {
+        "experiments": experiments, "target": target, "max_active": services.MAX_ACTIVE_RUNS,
+        "course_slug": course.slug if course else "", "runs": LabRun.objects.filter(user=request.user)[:30]})
+
+
+@login_required
+def lab_run(request, pk: int):
+    from labs.experiments import CATALOG
+    from labs.models import LabRun
+
+    run = LabRun.objects.filter(user=request.user, pk=pk).first()
+    if run is None:
+        raise Http404("No such lab run.")
+    exp = CATALOG.get(run.experiment)
+    return render(request, "frontend/lab_run.html", {"run": run, "title": exp.title if exp else run.experiment})
+
+
+@login_required
+def lab_artifact(request, pk: int, name: str):
+    from django.http import FileResponse
+
+    from labs.models import LabArtifact
+
+    artifact = LabArtifact.objects.filter(run__user=request.user, run_id=pk, name=name).first()
+    if artifact is None:
+        raise Http404("No such artifact.")
+    return FileResponse(artifact.file.open("rb"), content_type=artifact.content_type, filename=artifact.name)
+
+
+@login_required
+@require_POST
+def lab_explain(request, pk: int):
+    from labs.models import LabRun
+
+    run = LabRun.objects.filter(user=request.user, pk=pk).first()
+    if run is None:
+        raise Http404("No such lab run.")
+    conversation = start_conversation(user=request.user, lab_run_id=run.pk,
+                                      title=f"Explain my {run.experiment} run #{run.pk}")
+    return redirect(f"{reverse('teacher-chat', args=[conversation.pk])}?ask=explain")

@@ -130,6 +130,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_RESULT_EXPIRES = 24 * 3600
 # A task not acknowledged within this many seconds is redelivered; longer than the longest lab.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
+# A lab run is stopped (and reported) after this many seconds.
+LAB_SOFT_TIME_LIMIT = env_int("LAB_SOFT_TIME_LIMIT", 600, minimum=10)
 # Seconds a worker heartbeat stays valid in Redis (see workers/heartbeat.py).
 WORKER_HEARTBEAT_TTL = env_int("WORKER_HEARTBEAT_TTL", 15, minimum=3)
 

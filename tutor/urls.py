@@ -20,5 +20,6 @@ urlpatterns = [
     path("api/", include("quizzes.urls")),
     path("api/", include("tutor.review_urls")),
     path("api/", include("tutor.teacher.urls")),
+    path("api/", include("labs.urls")),
     path("", include("frontend.urls")),
 ]

@@ -21,19 +21,23 @@ def describe_device() -> dict[str, object]:
         return _cpu()
     try:
         out = subprocess.run(
-            [smi, "--query-gpu=name", "--format=csv,noheader"],
+            [smi, "--query-gpu=name,memory.total", "--format=csv,noheader,nounits"],
             capture_output=True, text=True, timeout=10, check=True,
         ).stdout
     except (subprocess.SubprocessError, OSError):
         return _cpu()
-    names = [line.strip() for line in out.splitlines() if line.strip()]
+    gpus = []
+    for line in out.splitlines():
+        name, _, mib = line.rpartition(",")
+        if name.strip():
+            gpus.append((name.strip(), int(mib) * 2**20 if mib.strip().isdigit() else None))
     if visible:
         indices = [int(i) for i in visible.split(",") if i.strip().isdigit()]
-        names = [names[i] for i in indices if i < len(names)]
-    if not names:
+        gpus = [gpus[i] for i in indices if i < len(gpus)]
+    if not gpus:
         return _cpu()
-    return {"kind": "cuda", "name": names[0], "count": len(names)}
+    return {"kind": "cuda", "name": gpus[0][0], "count": len(gpus), "memory_bytes": gpus[0][1]}
 
 
 def _cpu() -> dict[str, object]:
-    return {"kind": "cpu", "name": "CPU", "count": os.cpu_count() or 1}
+    return {"kind": "cpu", "name": "CPU", "count": os.cpu_count() or 1, "memory_bytes": None}

@@ -55,9 +55,35 @@ def check_question_for(hits: list[Hit], exclude_card_id: int | None) -> str | No
     return card.prompt if card else None
 
 
+def lab_offer(hits: list[Hit]) -> dict | None:
+    """A lab that shows what the best cited section teaches, for a one-click run ("see it on a GPU")."""
+    from labs.experiments import CATALOG
+    from quizzes.models import Section
+
+    for hit in hits[:2]:
+        labs = Section.objects.filter(slug=hit.passage.section_slug).values_list("labs", flat=True).first() or []
+        for lab_id in labs:
+            if lab_id in CATALOG:
+                return {"experiment": lab_id, "title": CATALOG[lab_id].title}
+    return None
+
+
 def citations(hits: list[Hit]) -> list[dict]:
     return [{"n": n, "title": notes_answer.source_title(h), "section": h.passage.section_slug, "url": h.passage.url}
             for n, h in enumerate(hits, start=1)]
+
+
+def lab_context(conversation: Conversation, question: str) -> tuple[str, str]:
+    """The lab run's numbers for the prompt, and a retrieval query that names the experiment's subject."""
+    from labs.experiments import CATALOG
+    from labs.models import LabRun
+    from labs.services import describe_for_teacher
+
+    run = LabRun.objects.filter(pk=conversation.lab_run_id, user=conversation.user).first()
+    if run is None:
+        return "", question
+    exp = CATALOG.get(run.experiment)
+    return describe_for_teacher(run), f"{question} {exp.title} {exp.summary}" if exp else question
 
 
 @dataclass
@@ -85,7 +111,10 @@ def prepare(conversation: Conversation, question: str, *, context: str = "") -> 
         conversation.title = question[:120]
     conversation.save(update_fields=["title", "updated_at"])
     touch_session(conversation.user, timezone.now())
-    hits = retrieve(question, k=3)
+    query = question
+    if conversation.lab_run_id and not context:
+        context, query = lab_context(conversation, question)
+    hits = retrieve(query, k=3)
     hint = hint_mode_for(conversation)
     return Prepared(turn=turn, hits=hits, hint=hint, check_question=check_question_for(hits, conversation.card_id),
                     history=history, question=question, context=context)
@@ -109,7 +138,7 @@ async def answer_events(conversation: Conversation, question: str, *, context: s
     notice = ""
     if use_llm:
         messages = prompts.chat_messages(question, prepared.hits, prepared.history, hint=prepared.hint,
-                                         extra_context=context)
+                                         extra_context=prepared.context)
         try:
             async for piece in llm.stream_chat(messages):
                 pieces.append(piece)
@@ -126,7 +155,7 @@ async def answer_events(conversation: Conversation, question: str, *, context: s
             use_llm = False
     if not use_llm:
         text = notes_answer.compose(question, prepared.hits, hint=prepared.hint,
-                                    check_question=prepared.check_question)
+                                    check_question=prepared.check_question, context=prepared.context)
         for word in text.split(" "):
             pieces.append(word + " ")
             yield {"event": "token", "text": word + " "}
@@ -135,4 +164,5 @@ async def answer_events(conversation: Conversation, question: str, *, context: s
         text = "".join(pieces)
     mode = ChatTurn.Mode.LLM if use_llm else ChatTurn.Mode.COURSE_NOTES
     turn = await sync_to_async(save_answer)(conversation, prepared, text, mode=mode, complete=True, notice=notice)
-    yield {"event": "done", "turn": turn.pk, "html": turn.text_html, "complete": True}
+    offer = None if conversation.lab_run_id else await sync_to_async(lab_offer)(prepared.hits)
+    yield {"event": "done", "turn": turn.pk, "html": turn.text_html, "complete": True, "lab_offer": offer}

@@ -52,7 +52,13 @@ def pick_sentences(question: str, hits: list[Hit], limit: int = SENTENCES) -> li
     return [(n, s) for *_, n, pos, s in sorted(best, key=lambda t: (t[3], t[4]))]
 
 
-def compose(question: str, hits: list[Hit], *, hint: bool, check_question: str | None) -> str:
+def compose(question: str, hits: list[Hit], *, hint: bool, check_question: str | None, context: str = "") -> str:
+    """`context`: a lab run's numbers when the question is asked from one; quoted as measured."""
+    if context:
+        run_block = "\n".join(f"> {line}" for line in context.splitlines())
+        lesson = compose(question, hits, hint=hint, check_question=check_question)
+        return f"{LABEL}\n\n**Your lab run, as measured:**\n\n{run_block}\n\n**What the lesson says about it:**" \
+               + lesson.removeprefix(LABEL)
     if not covered(hits):
         nearest = ", ".join(dict.fromkeys(h.passage.section_title for h in hits[:2]))
         return (f"{LABEL}\n\nThe course does not cover this question."

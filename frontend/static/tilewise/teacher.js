@@ -38,6 +38,18 @@ function parseFrames(buffer, onEvent) {
   return buffer;
 }
 
+async function runLab(experiment, button) {
+  button.disabled = true;
+  const response = await fetch(root.dataset.labsUrl, {
+    method: "POST", credentials: "same-origin",
+    headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken(), Accept: "application/json" },
+    body: JSON.stringify({ experiment, params: {} }),
+  });
+  const data = await response.json().catch(() => ({}));
+  if (response.ok) window.location.href = data.url;
+  else { button.disabled = false; button.textContent = data.detail || `Could not queue it (${response.status}).`; }
+}
+
 async function ask(question) {
   addTurn("user", question);
   const answer = addTurn("assistant", "");
@@ -97,6 +109,13 @@ async function ask(question) {
           }
           answer.appendChild(ol);
         }
+        if (data.lab_offer) {
+          const offer = document.createElement("button");
+          offer.className = "button lab-offer";
+          offer.textContent = `See it on a GPU: run “${data.lab_offer.title}”`;
+          offer.addEventListener("click", () => runLab(data.lab_offer.experiment, offer));
+          answer.appendChild(offer);
+        }
         answer.classList.remove("streaming");
         answer.dataset.turn = data.turn;
       } else if (name === "error") {
@@ -117,3 +136,8 @@ form.addEventListener("submit", async (event) => {
 input.addEventListener("keydown", (event) => {
   if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) form.requestSubmit();
 });
+
+// Opened from a lab run's "explain this result": ask at once.
+if (new URLSearchParams(window.location.search).get("ask") === "explain" && !turns.querySelector(".turn")) {
+  ask("Explain this result: what do these numbers show, and why?");
+}

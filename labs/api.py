@@ -1,0 +1,103 @@
+"""Lab API: the catalog, requesting and cancelling runs, and reading one's own runs (others' are 404)."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action, api_view
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from labs.models import LabArtifact, LabRun
+from labs.services import (
+    LabRequestError,
+    cancel_run,
+    catalog_for,
+    headline_speedup,
+    reap_stale_runs,
+    request_run,
+    target_device,
+)
+
+
+@extend_schema(responses={200: serializers.DictField()})
+@api_view(["GET"])
+def experiments(request: Request) -> Response:
+    """The experiments, each with its typed, bounded parameters for the device a run would land on now."""
+    target = target_device()
+    return Response({"target": {"kind": target.kind, "memory_bytes": target.memory_bytes, "detail": target.detail},
+                     "experiments": catalog_for(target)})
+
+
+class ArtifactSerializer(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, obj) -> str:
+        return reverse("lab-artifact", args=[obj.run_id, obj.name])
+
+    class Meta:
+        model = LabArtifact
+        fields = ["name", "content_type", "url"]
+
+
+class LabRunSerializer(serializers.ModelSerializer):
+    artifacts = ArtifactSerializer(many=True, read_only=True)
+    measured_speedup = serializers.SerializerMethodField()
+    url = serializers.CharField(source="get_absolute_url", read_only=True)
+
+    class Meta:
+        model = LabRun
+        fields = ["id", "experiment", "params", "status", "progress", "phase", "predicted_speedup",
+                  "measured_speedup", "device", "versions", "result", "error", "attempts", "session", "created_at",
+                  "started_at", "finished_at", "artifacts", "url"]
+
+    def get_measured_speedup(self, obj) -> dict | None:
+        best = headline_speedup(obj.result)
+        return None if best is None else {"value": best["value"], "baseline": best["baseline"]}
+
+
+class LabRunListSerializer(LabRunSerializer):
+    class Meta(LabRunSerializer.Meta):
+        fields = [f for f in LabRunSerializer.Meta.fields if f != "result"]
+
+
+class RunRequestSerializer(serializers.Serializer):
+    experiment = serializers.CharField(max_length=64)
+    params = serializers.DictField(required=False, default=dict)
+    predicted_speedup = serializers.FloatField(required=False, allow_null=True)
+
+
+class LabRunViewSet(viewsets.ReadOnlyModelViewSet):
+    """The learner's lab runs. POST queues one (validated, at most 3 active); POST {id}/cancel/ cancels a queued one."""
+
+    def get_queryset(self):
+        return LabRun.objects.filter(user=self.request.user).prefetch_related("artifacts")
+
+    def get_serializer_class(self):
+        return LabRunListSerializer if self.action == "list" else LabRunSerializer
+
+    def retrieve(self, request, *args, **kwargs):
+        reap_stale_runs(user=request.user)  # a run whose worker died shows it, instead of "running" forever
+        return super().retrieve(request, *args, **kwargs)
+
+    @extend_schema(request=RunRequestSerializer, responses={201: LabRunSerializer})
+    def create(self, request):
+        data = RunRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            run = request_run(user=request.user, **data.validated_data)
+        except LabRequestError as exc:
+            return Response({"detail": exc.message, **({"field": exc.field} if exc.field else {})},
+                            status=status.HTTP_400_BAD_REQUEST)
+        return Response(LabRunSerializer(run, context={"request": request}).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={200: LabRunSerializer})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        self.get_object()  # 404 for another learner's run
+        try:
+            run = cancel_run(user=request.user, run_id=int(pk))
+        except LabRequestError as exc:
+            return Response({"detail": exc.message}, status=status.HTTP_409_CONFLICT)
+        return Response(LabRunSerializer(run, context={"request": request}).data)

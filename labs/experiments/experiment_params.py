@@ -1,0 +1,160 @@
+"""Each experiment's parameters: fields and bounds, device-dependent defaults, working-set estimates.
+
+Torch-free, like params.py, so that the web process can show the schemas and refuse a request
+that cannot run before it is queued. The experiment modules import their class from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .params import (
+    DTYPE_NAMES,
+    ITEMSIZE,
+    ParamError,
+    Params,
+    param,
+    parse_bool,
+    parse_dtype,
+    parse_ints,
+    parse_sizes,
+    parse_strs,
+)
+
+# ---------------------------------------------------------------------------------------------
+# fused_vs_unfused
+# ---------------------------------------------------------------------------------------------
+
+CHAINS = ("bias_gelu", "swiglu", "residual_layernorm")
+FUSED_VARIANTS = ("eager", "compile", "triton")
+GPU_SIZES = ((64, 8192), (1024, 8192), (4096, 8192), (16384, 8192))
+CPU_SIZES = ((64, 1024), (1024, 4096))
+MAX_COLS = 16384  # residual+LayerNorm keeps a whole row in registers
+MAX_ELEMENTS = 1 << 28  # 512 MiB per bf16 tensor; also keeps int32 offsets in the kernels safe
+
+
+@dataclass(frozen=True)
+class FusedParams(Params):
+    chains: tuple[str, ...] = param(CHAINS, "element-wise chains to run", choices=CHAINS, max_items=3,
+                                    parse=parse_strs)
+    sizes: tuple[tuple[int, int], ...] = param(GPU_SIZES, "rows x cols, from launch-bound to bandwidth-bound",
+                                               min=1, max=131072, max_items=6, parse=parse_sizes)
+    dtype: str = param("bfloat16", "element type of inputs and outputs (math is float32 inside)",
+                       choices=DTYPE_NAMES, parse=parse_dtype)
+    variants: tuple[str, ...] = param(FUSED_VARIANTS, "eager (one kernel per op), compile, triton (hand-fused)",
+                                      choices=FUSED_VARIANTS, max_items=3, parse=parse_strs)
+
+    @classmethod
+    def defaults_for(cls, device_kind: str) -> FusedParams:
+        # A CPU has no bf16 arithmetic to speak of and a fraction of the bandwidth: smaller, float32.
+        return cls() if device_kind == "cuda" else cls(sizes=CPU_SIZES, dtype="float32")
+
+    def check(self, device_kind: str) -> None:
+        for rows, cols in self.sizes:
+            if not 16 <= cols <= MAX_COLS:
+                raise ParamError("sizes", f"{rows}x{cols}: cols must be between 16 and {MAX_COLS}")
+            if rows * cols > MAX_ELEMENTS:
+                raise ParamError("sizes", f"{rows}x{cols}: at most {MAX_ELEMENTS} elements per size")
+
+    def working_set_bytes(self) -> int:
+        n = max(r * c for r, c in self.sizes)
+        # Per element: up to 3 inputs, an output and 2 eager intermediates in dtype; the float32
+        # reference (3 upcast inputs, an intermediate, its output) and the error tensor in float32.
+        per_element = 6 * ITEMSIZE[self.dtype] + 6 * 4
+        # The copy roof's source and destination (1 GiB) and do_bench's 256 MiB flush buffer.
+        return n * per_element + (1024 + 256) * 2**20
+
+
+# ---------------------------------------------------------------------------------------------
+# launch_overhead
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LaunchParams(Params):
+    lengths: tuple[int, ...] = param((10, 50, 100, 200, 400), "ops in the chain (one kernel each)",
+                                     min=1, max=2000, max_items=8, parse=parse_ints)
+    hidden: int = param(1024, "elements per op: a decode step's activation vector", min=16, max=65536)
+    dtype: str = param("float32", "element type", choices=DTYPE_NAMES, parse=parse_dtype)
+
+    memory_field = "hidden"
+
+    def working_set_bytes(self) -> int:
+        # Two parameter vectors per op, plus activations: kilobytes, but say so honestly.
+        return 4 * max(self.lengths) * self.hidden * 4 + 256 * 2**20
+
+
+# ---------------------------------------------------------------------------------------------
+# attention
+# ---------------------------------------------------------------------------------------------
+
+# The variants themselves hold torch code, so their registry (name -> AttentionVariant) lives in
+# attention.py, which hands it over here when imported; a variant registered there later counts
+# too. A process that never imports attention.py (the web process) knows the built-ins by name.
+BUILTIN_ATTENTION_VARIANTS = ("naive", "sdpa_flash", "sdpa_cudnn", "sdpa_efficient", "sdpa_math", "flash_attn")
+_attention_registry: Mapping[str, Any] | None = None
+
+
+def use_attention_registry(registry: Mapping[str, Any]) -> None:
+    global _attention_registry
+    _attention_registry = registry
+
+
+def attention_variants() -> tuple[str, ...]:
+    """Names of the attention variants this process knows, in registration order."""
+    return tuple(_attention_registry) if _attention_registry is not None else BUILTIN_ATTENTION_VARIANTS
+
+
+GPU_SEQ_LENS = (1024, 2048, 4096, 8192, 16384)
+CPU_SEQ_LENS = (128, 256, 512, 1024)
+MAX_FLOPS = {"cuda": 1e14, "cpu": 5e10}  # per call at the largest N: a few tenths of a second
+
+
+def flops(batch: int, heads: int, n: int, d: int, causal: bool) -> float:
+    """Two matmuls of 2*N*N*d each per head: 4*B*H*N^2*d, half of it under a causal mask."""
+    total = 4.0 * batch * heads * n * n * d
+    return total / 2 if causal else total
+
+
+@dataclass(frozen=True)
+class AttentionParams(Params):
+    seq_lens: tuple[int, ...] = param(GPU_SEQ_LENS, "sequence lengths N", min=16, max=65536, max_items=8,
+                                      parse=parse_ints)
+    batch: int = param(1, "batch size", min=1, max=64)
+    heads: int = param(32, "attention heads", min=1, max=128)
+    head_dim: int = param(128, "head dimension d", min=16, max=256)
+    dtype: str = param("bfloat16", "element type", choices=DTYPE_NAMES, parse=parse_dtype)
+    causal: bool = param(False, "causal mask (half the work)", parse=parse_bool)
+    variants: tuple[str, ...] = param(BUILTIN_ATTENTION_VARIANTS, "implementations to compare (registry names)",
+                                      max_items=16, parse=parse_strs)
+
+    memory_field = "seq_lens"
+
+    @classmethod
+    def defaults_for(cls, device_kind: str) -> AttentionParams:
+        variants = attention_variants()  # variants registered after import count too
+        if device_kind == "cuda":
+            return cls(variants=variants)
+        return cls(seq_lens=CPU_SEQ_LENS, heads=4, head_dim=64, dtype="float32", variants=variants)
+
+    def check(self, device_kind: str) -> None:
+        known = attention_variants()
+        for name in self.variants:
+            if name not in known:
+                raise ParamError("variants", f"unknown variant {name!r}; choose from {', '.join(known)}")
+        if self.head_dim % 8:
+            raise ParamError("head_dim", "must be a multiple of 8 (the fused kernels' requirement)")
+        worst = flops(self.batch, self.heads, max(self.seq_lens), self.head_dim, self.causal)
+        limit = MAX_FLOPS.get(device_kind, MAX_FLOPS["cpu"])
+        if worst > limit:
+            raise ParamError("seq_lens", f"N={max(self.seq_lens)} is {worst:.2g} FLOP per call, more than "
+                             f"{limit:.0e} allowed on {device_kind}; lower N, heads or batch")
+
+    def working_set_bytes(self) -> int:
+        n, s = max(self.seq_lens), ITEMSIZE[self.dtype]
+        qkvo = 4 * self.batch * self.heads * n * self.head_dim * s
+        # A fused variant's output and the float32 reference's copies of K and V; the reference's
+        # score chunk (<= 512 MiB); do_bench's flush buffer. Naive runs are skipped, not refused.
+        ref = 2 * self.batch * self.heads * n * self.head_dim * 4 + 512 * 2**20
+        return 2 * qkvo + ref + 256 * 2**20

@@ -1,0 +1,292 @@
+"""Lab runs end to end: request (validated, within quota), queue, run on a worker, record.
+
+The web process never imports torch: requests are validated with the catalog's parameter
+classes (torch-free), and experiments run only inside Celery workers.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.utils import timezone
+
+from labs.models import LabArtifact, LabRun
+from tutor.study_sessions import touch_session
+
+MAX_ACTIVE_RUNS = 3
+MAX_RUN_ATTEMPTS = 2  # a run whose worker dies is retried once, then marked failed
+PROGRESS_EVERY_S = 0.5
+
+
+class LabRequestError(ValueError):
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: str  # "cuda" or "cpu": the device the run will most likely get
+    memory_bytes: int | None
+    detail: str
+
+
+def target_device() -> Target:
+    """Which device a run queued now will land on, from the live workers' heartbeats."""
+    from workers.heartbeat import live_workers
+
+    try:
+        workers = [w for w in live_workers() if "gpu" in w["queues"]]
+    except Exception:
+        workers = []
+    gpus = [w for w in workers if w["device"].get("kind") == "cuda"]
+    if gpus:
+        memory = min((w["device"].get("memory_bytes") or 0) for w in gpus) or None
+        return Target("cuda", memory, f"GPU worker: {gpus[0]['device'].get('name')}")
+    if workers:
+        return Target("cpu", None, "no GPU worker online: the CPU worker runs it (results say CPU)")
+    return Target("cpu", None, "no worker is online: the run waits in the queue until one starts")
+
+
+def catalog_for(target: Target) -> list[dict]:
+    from labs.experiments import catalog
+
+    return catalog(target.kind)
+
+
+def request_run(*, user, experiment: str, params: dict[str, Any] | None = None,
+                predicted_speedup: float | None = None) -> LabRun:
+    from labs.experiments import ParamError, validate_params
+
+    if predicted_speedup is not None and not 0.01 <= predicted_speedup <= 10_000:
+        raise LabRequestError("Predict a speedup between 0.01x and 10000x.", "predicted_speedup")
+    if params is not None and not isinstance(params, dict):
+        raise LabRequestError("Parameters must be an object of name: value.", "params")
+    target = target_device()
+    try:
+        parsed = validate_params(experiment, params or {}, device_kind=target.kind,
+                                 device_memory_bytes=target.memory_bytes)
+    except ParamError as exc:
+        raise LabRequestError(str(exc.message if hasattr(exc, "message") else exc), exc.field) from None
+    with transaction.atomic():
+        active = LabRun.objects.select_for_update().filter(user=user, status__in=LabRun.ACTIVE)
+        if len(active) >= MAX_ACTIVE_RUNS:
+            raise LabRequestError(f"You already have {MAX_ACTIVE_RUNS} lab runs queued or running; wait for one to "
+                                  "finish or cancel a queued one.")
+        run = LabRun.objects.create(user=user, session=touch_session(user, timezone.now()), experiment=experiment,
+                                    params=parsed.to_dict(), predicted_speedup=predicted_speedup,
+                                    phase=f"queued ({target.detail})")
+    enqueue(run)
+    return run
+
+
+def enqueue(run: LabRun) -> None:
+    from workers.tasks import run_lab
+
+    try:
+        result = run_lab.apply_async(args=[run.pk], queue="gpu")
+    except Exception as exc:  # the broker is down: say so, keep the request
+        LabRun.objects.filter(pk=run.pk).update(
+            status=LabRun.Status.FAILED, finished_at=timezone.now(),
+            error=f"Could not queue the run: the task broker is unavailable ({' '.join(str(exc).split())[:200]}). "
+                  "Your request is kept; start it again when the service is back.")
+        run.refresh_from_db()
+        return
+    LabRun.objects.filter(pk=run.pk).update(task_id=result.id)
+    run.task_id = result.id
+
+
+def cancel_run(*, user, run_id: int) -> LabRun:
+    with transaction.atomic():
+        run = LabRun.objects.select_for_update().filter(user=user, pk=run_id).first()
+        if run is None:
+            raise LabRequestError("No such lab run.", "run")
+        if run.status != LabRun.Status.QUEUED:
+            raise LabRequestError(f"Only queued runs can be cancelled; this one is {run.status}.", "run")
+        run.status = LabRun.Status.CANCELLED
+        run.finished_at = timezone.now()
+        run.phase = "cancelled before it started"
+        run.save(update_fields=["status", "finished_at", "phase"])
+    if run.task_id:
+        from workers.app import app
+
+        app.control.revoke(run.task_id)
+    return run
+
+
+def execute_run(run_id: int, *, task_id: str, worker: str) -> LabRun | None:
+    """Called by the Celery task on a worker. Runs the experiment and records the outcome."""
+    with transaction.atomic():
+        run = LabRun.objects.select_for_update().filter(pk=run_id).first()
+        if run is None or run.finished:
+            return run  # cancelled (or already finished): nothing to do
+        if run.task_id and task_id and run.task_id != task_id:
+            return run  # a stale redelivery of a message that was re-queued since
+        if run.attempts >= MAX_RUN_ATTEMPTS:
+            _fail(run, f"The worker stopped during this run {run.attempts} times; giving up.")
+            return run
+        run.status = LabRun.Status.RUNNING
+        run.attempts += 1
+        run.worker = worker
+        run.started_at = timezone.now()
+        run.progress, run.phase = 0, "starting"
+        run.save()
+    try:
+        result = _run_experiment(run)
+    except Exception as exc:
+        _fail(run, explain_failure(exc))
+        raise
+    _finish(run, result)
+    return run
+
+
+def _run_experiment(run: LabRun) -> dict:
+    from labs.experiments import run_experiment
+
+    last = [0.0]
+
+    def progress(percent: int, phase: str) -> None:
+        now = time.monotonic()
+        if now - last[0] >= PROGRESS_EVERY_S or percent >= 100:
+            last[0] = now
+            LabRun.objects.filter(pk=run.pk, status=LabRun.Status.RUNNING).update(
+                progress=max(0, min(100, int(percent))), phase=phase[:200])
+
+    return run_experiment(run.experiment, run.params, progress=progress)
+
+
+def _finish(run: LabRun, result: dict) -> None:
+    """Store the artifacts first, then mark the run done: a learner who sees "done" sees everything."""
+    LabArtifact.objects.update_or_create(run=run, name="result.json", defaults={
+        "content_type": "application/json",
+        "file": ContentFile(json.dumps(result, indent=1).encode(), name=f"run-{run.pk}-result.json")})
+    svg = plot_svg(result)
+    if svg:
+        LabArtifact.objects.update_or_create(run=run, name="plot.svg", defaults={
+            "content_type": "image/svg+xml", "file": ContentFile(svg.encode(), name=f"run-{run.pk}-plot.svg")})
+    LabRun.objects.filter(pk=run.pk).update(
+        result=result, device=result.get("device"), versions=result.get("versions"), status=LabRun.Status.DONE,
+        progress=100, phase="done", finished_at=timezone.now())
+    run.refresh_from_db()
+
+
+def _fail(run: LabRun, message: str) -> None:
+    LabRun.objects.filter(pk=run.pk).update(status=LabRun.Status.FAILED, error=message, finished_at=timezone.now(),
+                                            phase="failed")
+    run.refresh_from_db()
+
+
+def explain_failure(exc: BaseException) -> str:
+    """One paragraph a learner can read, not a traceback."""
+    name = type(exc).__name__
+    text = " ".join(str(exc).split())[:300]
+    if name == "SoftTimeLimitExceeded":
+        return "The run took longer than its time limit and was stopped; try smaller sizes."
+    if name == "OutOfMemoryError" or "out of memory" in text.lower():
+        return f"The device ran out of memory ({text}); try smaller sizes."
+    if name == "ParamError":
+        return f"The parameters do not suit the device this run landed on: {text}"
+    return f"The experiment failed: {name}: {text}"
+
+
+def reap_stale_runs(*, user=None) -> int:
+    """Runs stuck in "running" whose worker is gone: re-queued once, then failed. Returns how many."""
+    from workers.heartbeat import live_workers
+
+    try:
+        alive = {w["hostname"] for w in live_workers()}
+    except Exception:
+        return 0  # broker down: cannot tell; leave them
+    runs = LabRun.objects.filter(status=LabRun.Status.RUNNING)
+    if user is not None:
+        runs = runs.filter(user=user)
+    count = 0
+    for run in runs.exclude(worker__in=alive):
+        count += 1
+        if run.attempts >= MAX_RUN_ATTEMPTS:
+            _fail(run, f"The worker ({run.worker}) stopped during this run {run.attempts} times; giving up.")
+            continue
+        LabRun.objects.filter(pk=run.pk, status=LabRun.Status.RUNNING).update(
+            status=LabRun.Status.QUEUED, progress=0, phase=f"re-queued: worker {run.worker} stopped mid-run")
+        run.refresh_from_db()
+        enqueue(run)
+    return count
+
+
+def headline_speedup(result: dict | None) -> dict | None:
+    """The best measured speedup over the experiment's baseline, for predict-then-measure."""
+    if not result:
+        return None
+    best = None
+    for row in result.get("rows", []):
+        for key, value in row.items():
+            if key.startswith("speedup_vs_") and isinstance(value, int | float) and value > 0:
+                if best is None or value > best["value"]:
+                    best = {"value": value, "baseline": key.removeprefix("speedup_vs_"), "row": row}
+    return best
+
+
+def plot_svg(result: dict) -> str | None:
+    """The run's plot as an SVG file (matplotlib on the worker); None if it has no plot."""
+    plot = (result.get("artifacts") or {}).get("plot")
+    if not plot or not plot.get("series"):
+        return None
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for series in plot["series"]:
+        ax.plot(series["x"], series["y"], marker="o", label=series["name"])
+    ax.set_title(plot.get("title", ""))
+    ax.set_xlabel(plot.get("x_label", ""))
+    ax.set_ylabel(plot.get("y_label", ""))
+    if plot.get("x_log"):
+        ax.set_xscale("log")
+    if plot.get("y_log"):
+        ax.set_yscale("log")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    device = (result.get("device") or {}).get("description") or (result.get("device") or {}).get("name", "")
+    fig.text(0.01, 0.01, f"{device}; {result.get('method', '')[:110]}", fontsize=6, color="#667085")
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def describe_for_teacher(run: LabRun, *, max_rows: int = 12) -> str:
+    """A finished run's numbers as text the teacher can explain (prompt context, course-notes answer)."""
+    from labs.experiments import CATALOG
+
+    exp = CATALOG.get(run.experiment)
+    lines = [f"Lab run #{run.pk}: {exp.title if exp else run.experiment} ({run.status})."]
+    if exp:
+        lines.append(f"What it measures: {exp.summary}.")
+    result = run.result or {}
+    if result:
+        device = result.get("device") or {}
+        lines.append(f"Device: {device.get('description') or device.get('name')}.")
+        lines.append(f"Method: {result.get('method', '')}")
+        for row in (result.get("rows") or [])[:max_rows]:
+            shown = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()
+                     if k not in ("q25_ms", "q75_ms", "reps") and v is not None}
+            lines.append("- " + ", ".join(f"{k}={v}" for k, v in shown.items()))
+        lines += [f"Note: {n}" for n in result.get("notes", [])]
+    best = headline_speedup(run.result)
+    if best:
+        lines.append(f"Best measured speedup: {best['value']:.2f}x over {best['baseline']}.")
+    if run.predicted_speedup:
+        lines.append(f"The learner predicted {run.predicted_speedup:g}x before the run.")
+    if run.error:
+        lines.append(f"Error: {run.error}")
+    return "\n".join(lines)
