@@ -1,9 +1,14 @@
-"""Service benchmarks: `python -m tutor.bench review [--learners 1000 --reviews 1000]`.
+"""Service benchmarks.
 
-Seeds a scratch database (DATABASE_URL, PostgreSQL for the figures that count) with a real
+`python -m tutor.bench review [--learners 1000 --reviews 1000]`: seeds a scratch database (DATABASE_URL, PostgreSQL for the figures that count) with a real
 FSRS history per learner, then times fetching a learner's queue and submitting a review when
 the review log holds about 1k rows, and again at about 1M rows, for the same learner.
 It refuses to run on a database that already has reviews: point DATABASE_URL at a scratch one.
+
+`python -m tutor.bench teacher [--llm-url URL]`: course-notes answer latency over the retrieval
+eval questions (in-process ASGI requests to the streaming endpoint), and, with an
+OpenAI-compatible server, how long the first token takes to cross from our process to a client
+over HTTP (uvicorn on loopback).
 """
 
 from __future__ import annotations
@@ -147,6 +152,100 @@ def review_bench(learners: int, reviews: int, repeats: int) -> None:
           f"submit: {large['submit']['median_ms'] / small['submit']['median_ms']:.2f}x")
 
 
+def teacher_bench(llm_url: str | None, repeats: int) -> None:
+    import asyncio
+    import json
+    import os
+    import socket
+    import subprocess
+    import sys
+    import urllib.request
+
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.test import AsyncClient, Client
+
+    from tutor.teacher.bench import load_questions
+    from tutor.teacher.chat import start_conversation
+
+    from django.conf import settings
+
+    settings.ALLOWED_HOSTS.append("testserver")  # the in-process test client's host name
+    call_command("migrate", verbosity=0)
+    call_command("load_shipped_course", verbosity=0, stdout=io.StringIO())
+    user, _ = get_user_model().objects.get_or_create(username="teacher-bench")
+    questions = [q.q for q in load_questions()[1]]
+    print(f"device: {platform.processor() or platform.machine()}, Python {platform.python_version()}")
+
+    async def notes_run() -> list[float]:
+        client = AsyncClient()
+        await client.aforce_login(user)
+        samples = []
+        for q in (questions * repeats)[: max(len(questions), repeats)]:
+            conversation = await asyncio.to_thread(start_conversation, user=user)
+            t0 = time.perf_counter()
+            response = await client.post(f"/api/teacher/conversations/{conversation.pk}/ask/", {"question": q},
+                                         content_type="application/json")
+            if response.status_code != 200:
+                raise SystemExit(f"the teacher endpoint answered {response.status_code}: {response.content[:200]!r}")
+            async for _ in response.streaming_content:
+                pass
+            samples.append((time.perf_counter() - t0) * 1000)
+        return samples
+
+    samples = asyncio.run(notes_run())
+    print(f"course-notes answer, whole streamed response (retrieval, composition, storing both turns): "
+          f"median {statistics.median(samples):.1f} ms, p95 {_percentile(samples, 0.95):.1f} ms over "
+          f"{len(samples)} questions (in-process ASGI requests; perf_counter)")
+    if not llm_url:
+        print("LLM relay: skipped (pass --llm-url http://127.0.0.1:PORT/v1 of a running OpenAI-compatible server)")
+        return
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "LLM_BASE_URL": llm_url, "LLM_MAX_TOKENS": "24"}
+    web = subprocess.Popen([sys.executable, "-m", "uvicorn", "tutor.asgi:application", "--host", "127.0.0.1",
+                            "--port", str(port), "--no-access-log"], env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
+                break
+            except Exception:
+                time.sleep(0.2)
+        client = Client()
+        client.force_login(user)
+        token = "a" * 32
+        cookie = f"sessionid={client.cookies['sessionid'].value}; csrftoken={token}"
+        gaps = []
+        import http.client
+
+        for q in questions[: min(len(questions), max(5, repeats // 4))]:
+            conversation = start_conversation(user=user)
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            conn.request("POST", f"/api/teacher/conversations/{conversation.pk}/ask/", json.dumps({"question": q}),
+                         {"Cookie": cookie, "X-CSRFToken": token, "Content-Type": "application/json",
+                          "Referer": f"http://127.0.0.1:{port}/"})
+            response = conn.getresponse()
+            while line := response.readline():
+                text = line.decode()
+                if text.startswith("data: ") and '"received_at"' in text:
+                    gaps.append((time.time() - json.loads(text[6:])["received_at"]) * 1000)
+                    break
+            conn.close()
+        print(f"LLM relay: first token, from our process receiving it from the model server to an HTTP client "
+              f"reading it through uvicorn: median {statistics.median(gaps):.2f} ms, max {max(gaps):.2f} ms over "
+              f"{len(gaps)} questions (wall clock on one machine, loopback)")
+    finally:
+        web.terminate()
+        web.wait(10)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m tutor.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -155,10 +254,15 @@ def main() -> None:
     review.add_argument("--learners", type=int, default=1000)
     review.add_argument("--reviews", type=int, default=1000, help="reviews per learner")
     review.add_argument("--repeats", type=int, default=200)
+    teacher = sub.add_parser("teacher", help="course-notes answer latency; LLM first-token relay latency")
+    teacher.add_argument("--llm-url", help="base URL of a running OpenAI-compatible server, e.g. llama.cpp's")
+    teacher.add_argument("--repeats", type=int, default=96)
     args = parser.parse_args()
     load_settings_or_exit()
     if args.what == "review":
         review_bench(args.learners, args.reviews, args.repeats)
+    else:
+        teacher_bench(args.llm_url, args.repeats)
 
 
 if __name__ == "__main__":

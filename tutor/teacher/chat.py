@@ -6,6 +6,7 @@ ends (partial answers are kept and marked), so no chat turn is lost.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -141,8 +142,11 @@ async def answer_events(conversation: Conversation, question: str, *, context: s
                                          extra_context=prepared.context)
         try:
             async for piece in llm.stream_chat(messages):
+                event = {"event": "token", "text": piece}
+                if not pieces:  # when the model's first token reached us (wall clock): relay latency can be measured
+                    event["received_at"] = time.time()
                 pieces.append(piece)
-                yield {"event": "token", "text": piece}
+                yield event
         except llm.LLMUnavailable as exc:
             notice = f"The language model could not answer ({exc})"
             if pieces:  # cut off mid-answer: keep what arrived, say so
