@@ -164,14 +164,13 @@ def teacher_bench(llm_url: str | None, repeats: int) -> None:
     import django
 
     django.setup()
+    from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.test import AsyncClient, Client
 
     from tutor.teacher.bench import load_questions
     from tutor.teacher.chat import start_conversation
-
-    from django.conf import settings
 
     settings.ALLOWED_HOSTS.append("testserver")  # the in-process test client's host name
     call_command("migrate", verbosity=0)
