@@ -1,8 +1,9 @@
 """Service benchmarks.
 
 `python -m tutor.bench review [--learners 1000 --reviews 1000]`: seeds a scratch database
-(DATABASE_URL, PostgreSQL for the figures that count) with a real FSRS history per learner, then times fetching a learner's queue and submitting a review when
-the review log holds about 1k rows, and again at about 1M rows, for the same learner.
+(DATABASE_URL, PostgreSQL for the figures that count) with a real FSRS history per learner,
+then times fetching a learner's queue and submitting a review when the review log holds about
+1k rows, and again at about 1M rows, for the same learner.
 It refuses to run on a database that already has reviews: point DATABASE_URL at a scratch one.
 
 `python -m tutor.bench teacher [--llm-url URL]`: course-notes answer latency over the retrieval
