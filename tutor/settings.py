@@ -142,6 +142,7 @@ LLM_MODEL = env_str("LLM_MODEL", "")
 LLM_API_KEY = env_str("LLM_API_KEY", "not-needed")
 LLM_TIMEOUT = env_float("LLM_TIMEOUT", 30.0)
 LLM_MAX_TOKENS = env_int("LLM_MAX_TOKENS", 700, minimum=16, maximum=8192)
+TEACHER_MESSAGES_PER_MINUTE = env_int("TEACHER_MESSAGES_PER_MINUTE", 10, minimum=1)
 
 # --- API ------------------------------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -9,8 +9,10 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import timedelta
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.utils import timezone
 
 from quizzes.markdown import render_markdown
@@ -27,6 +29,27 @@ MAX_QUESTION_CHARS = 2000
 
 class ChatError(ValueError):
     """Bad input to the teacher; str() is shown to the learner."""
+
+    status = 400
+
+
+class ChatRateLimited(ChatError):
+    status = 429
+
+
+def check_limits(user, question: str) -> str:
+    """The question, trimmed, or ChatError: empty, too long, or too many messages this minute."""
+    question = (question or "").strip()
+    if not question:
+        raise ChatError("Type a question first.")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise ChatError(f"Questions are limited to {MAX_QUESTION_CHARS} characters.")
+    recent = ChatTurn.objects.filter(conversation__user=user, role=ChatTurn.Role.USER,
+                                     created_at__gte=timezone.now() - timedelta(minutes=1)).count()
+    if recent >= settings.TEACHER_MESSAGES_PER_MINUTE:
+        raise ChatRateLimited(f"You have asked {recent} questions in the last minute; the limit is "
+                              f"{settings.TEACHER_MESSAGES_PER_MINUTE}. Wait a moment and ask again.")
+    return question
 
 
 def start_conversation(*, user, card: Card | None = None, lab_run_id: int | None = None,
@@ -100,11 +123,7 @@ class Prepared:
 
 def prepare(conversation: Conversation, question: str, *, context: str = "") -> Prepared:
     """Validate and store the learner's question; retrieve what grounds the answer."""
-    question = (question or "").strip()
-    if not question:
-        raise ChatError("Type a question first.")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise ChatError(f"Questions are limited to {MAX_QUESTION_CHARS} characters.")
+    question = check_limits(conversation.user, question)
     history = list(conversation.turns.order_by("created_at", "id").values_list("role", "text"))
     turn = ChatTurn.objects.create(conversation=conversation, role=ChatTurn.Role.USER, text=question,
                                    text_html=render_markdown(question))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from asgiref.sync import sync_to_async
 from django.http import JsonResponse, StreamingHttpResponse
 from django.views.decorators.http import require_POST
 from rest_framework import serializers, status, viewsets
@@ -15,7 +16,7 @@ from rest_framework.response import Response
 
 from quizzes.models import Card
 from tutor.models import ChatTurn, Conversation
-from tutor.teacher.chat import ChatError, answer_events, start_conversation
+from tutor.teacher.chat import ChatError, answer_events, check_limits, start_conversation
 
 
 def _sse(event: dict) -> str:
@@ -37,8 +38,12 @@ async def ask(request, pk: int):
         question = body.get("question", "") if isinstance(body, dict) else ""
     except (json.JSONDecodeError, UnicodeDecodeError):
         return JsonResponse({"detail": "Send JSON: {\"question\": \"...\"}."}, status=400)
-    if not isinstance(question, str) or not question.strip():
-        return JsonResponse({"detail": "Type a question first.", "field": "question"}, status=400)
+    if not isinstance(question, str):
+        return JsonResponse({"detail": "The question must be text.", "field": "question"}, status=400)
+    try:
+        question = await sync_to_async(check_limits)(user, question)
+    except ChatError as exc:
+        return JsonResponse({"detail": str(exc), "field": "question"}, status=exc.status)
 
     async def stream():
         try:
