@@ -160,6 +160,7 @@ def labs(request):
     target = services.target_device()
     experiments = services.catalog_for(target)
     for exp in experiments:
+        exp["prediction"] = services.PREDICTIONS.get(exp["id"], "")
         for p in exp["params"]:
             p["default_text"] = _default_text(p.get("default"))
             p.setdefault("type", "text")

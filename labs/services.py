@@ -19,6 +19,12 @@ from labs.models import LabArtifact, LabRun
 from tutor.study_sessions import touch_session
 
 MAX_ACTIVE_RUNS = 3
+# What a learner predicts before a run, for the experiments that measure a speedup.
+PREDICTIONS = {
+    "fused_vs_unfused": "best speedup of a fused variant over eager PyTorch",
+    "launch_overhead": "speedup of one CUDA graph replay over eager launches",
+    "attention": "best speedup of an attention backend over naive attention",
+}
 MAX_RUN_ATTEMPTS = 2  # a run whose worker dies is retried once, then marked failed
 PROGRESS_EVERY_S = 0.5
 

@@ -105,9 +105,13 @@ def shipped_course(db):
     return Course.objects.get(slug="cuda-kernels-fusion")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """Debian's Chromium driven by Playwright (no browser download)."""
+    """Debian's Chromium driven by Playwright (no browser download).
+
+    Module-scoped: Playwright's sync API keeps an event loop running in this thread while it is
+    open, which would stop later async tests from starting theirs.
+    """
     if not CHROMIUM.exists():
         if os.environ.get("TILEWISE_REQUIRE_BROWSER") == "1":
             pytest.fail("browser tests are required but /usr/bin/chromium is missing")
@@ -117,13 +121,16 @@ def browser():
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"])
-        yield browser
-        browser.close()
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(
+                executable_path=str(CHROMIUM),
+                args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                      "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+            yield browser
+            browser.close()
+    finally:
+        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
 
 
 @pytest.fixture

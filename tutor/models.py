@@ -210,3 +210,26 @@ class ChatTurn(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role}: {self.text[:60]}"
+
+
+class AnswerGrade(models.Model):
+    """A typed answer (interview or recall card) waiting for, or graded by, the teacher on a worker."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        DONE = "done"
+        FAILED = "failed"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="answer_grades")
+    card = models.ForeignKey("quizzes.Card", on_delete=models.CASCADE, related_name="answer_grades")
+    answer = models.TextField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    result = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"grade {self.pk} of {self.card_id} ({self.status})"

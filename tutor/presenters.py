@@ -38,7 +38,7 @@ def queue_item(item: QueueItem, *, with_sides: bool) -> dict:
         "intervals": {str(k): v for k, v in item.intervals.items()},
         "choices": card.choices if card.kind == "predict" and not item.reverse else [],
         "unit": card.unit if card.kind == "numeric" else "",
-        "answer_expected": (card.kind in ("numeric", "interview") or (card.kind == "predict")) and not item.reverse,
+        "answer_expected": card.kind in ("numeric", "interview", "predict", "recall") and not item.reverse,
     }
     if with_sides:
         data.update(card_sides(item))

@@ -18,7 +18,8 @@ from quizzes.models import Card
 from tutor import presenters
 from tutor.errors import ReviewError
 from tutor.grading import AnswerError, grade
-from tutor.models import CardState, LearnerSettings, OptimizationRun, ReviewLog, StudySession
+from tutor.answer_grading import GRADED_BY_TEACHER, request_grade
+from tutor.models import AnswerGrade, CardState, LearnerSettings, OptimizationRun, ReviewLog, StudySession
 from tutor.optimizer import request_optimization
 from tutor.queue import today_queue, tomorrow_forecast
 from tutor.review import learner_settings, rebuild_learner, submit_review, undo_last_review
@@ -95,6 +96,17 @@ def submit(request: Request) -> Response:
     return Response(body, status=status.HTTP_200_OK if outcome.duplicate else status.HTTP_201_CREATED)
 
 
+class AnswerGradeSerializer(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = AnswerGrade
+        fields = ["id", "card", "status", "result", "created_at", "finished_at", "url"]
+
+    def get_url(self, obj) -> str:
+        return f"/api/review/grades/{obj.pk}/"
+
+
 class GradeRequestSerializer(serializers.Serializer):
     card = serializers.IntegerField(min_value=1)
     answer = serializers.CharField(max_length=5000, allow_blank=False)
@@ -103,18 +115,18 @@ class GradeRequestSerializer(serializers.Serializer):
 @extend_schema(request=GradeRequestSerializer, responses={200: serializers.DictField(), 400: ErrorSerializer})
 @api_view(["POST"])
 def grade_answer(request: Request) -> Response:
-    """Grade an answer without recording anything (shown at the reveal): numeric answers against the card's
-    tolerance, predictions against the right choice, interview answers by the teacher against the rubric."""
+    """Grade an answer without recording a review (shown at the reveal): numeric answers against the card's
+    tolerance and predictions against the right choice at once (200); interview and recall answers are graded
+    by the teacher on a worker (202: poll the returned grade's url)."""
     data = GradeRequestSerializer(data=request.data)
     if not data.is_valid():
         return Response(data.errors, status=status.HTTP_400_BAD_REQUEST)
     card = Card.objects.filter(pk=data.validated_data["card"], retired=False).first()
     if card is None:
         return Response({"detail": "No such card.", "field": "card"}, status=status.HTTP_404_NOT_FOUND)
-    if card.kind == Card.Kind.INTERVIEW:
-        from tutor.teacher.grading import grade_interview
-
-        return Response(grade_interview(card, data.validated_data["answer"]))
+    if card.kind in GRADED_BY_TEACHER:
+        job = request_grade(user=request.user, card=card, answer=data.validated_data["answer"])
+        return Response(AnswerGradeSerializer(job).data, status=status.HTTP_202_ACCEPTED)
     try:
         result = grade(card, data.validated_data["answer"])
     except AnswerError as exc:
@@ -248,3 +260,8 @@ class StudySessionViewSet(OwnedViewSet):
         data = StudySessionSerializer(session).data
         data["review_log"] = ReviewLogSerializer(session.reviews.select_related("card"), many=True).data
         return Response(data)
+
+
+class AnswerGradeViewSet(OwnedViewSet):
+    model = AnswerGrade
+    serializer_class = AnswerGradeSerializer

@@ -7,6 +7,7 @@ router = DefaultRouter(trailing_slash=True)
 router.register("review/logs", review_api.ReviewLogViewSet, basename="review-log")
 router.register("review/states", review_api.CardStateViewSet, basename="card-state")
 router.register("sessions", review_api.StudySessionViewSet, basename="study-session")
+router.register("review/grades", review_api.AnswerGradeViewSet, basename="answer-grade")
 
 urlpatterns = [
     path("review/queue/", review_api.queue, name="api-review-queue"),

@@ -45,3 +45,12 @@ def _reap_runs_left_by_a_dead_worker(**kwargs) -> None:
         reap_stale_runs()
     except Exception:  # never stop a worker from starting over this
         pass
+
+
+@app.task(name="tutor.grade_answer", acks_late=True)
+def grade_answer(grade_id: int) -> dict[str, object]:
+    """Grade a typed interview/recall answer against the card's rubric (LLM or embeddings: worker-side)."""
+    from tutor.answer_grading import run_grade
+
+    grade = run_grade(grade_id)
+    return {"grade": grade.pk, "status": grade.status}

@@ -96,17 +96,24 @@ async def test_another_learners_conversation_is_404(async_client, other_learner,
     assert detail.status_code == 404
 
 
-def test_interview_answer_is_graded_against_the_rubric_without_a_model(client, learner, shipped_course):
-    from tutor.teacher.grading import KEYWORD_METHOD
+@pytest.mark.services
+def test_typed_answers_are_graded_on_a_worker_and_the_page_polls_for_it(client, learner, shipped_course,
+                                                                        celery_worker_process):
+    import time
 
     client.force_login(learner)
     card = Card.objects.filter(kind="interview").first()
-    good = client.post("/api/review/grade/", {"card": card.pk, "answer": " ".join(card.key_points)},
-                       content_type="application/json").json()
-    assert good["method"] == KEYWORD_METHOD and good["suggested_rating"] == 3 and not good["missed"]
-    poor = client.post("/api/review/grade/", {"card": card.pk, "answer": "no idea, sorry"},
-                       content_type="application/json").json()
-    assert poor["suggested_rating"] == 1 and len(poor["missed"]) == len(card.key_points)
+    queued = client.post("/api/review/grade/", {"card": card.pk, "answer": " ".join(card.key_points)},
+                         content_type="application/json")
+    assert queued.status_code == 202 and queued.json()["status"] == "queued"
+    url = queued.json()["url"]
+    deadline = time.monotonic() + 120
+    while (body := client.get(url).json())["status"] == "queued" and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert body["status"] == "done", body
+    result = body["result"]
+    assert result["graded"] and result["suggested_rating"] >= 3 and len(result["missed"]) <= 1
+    assert result["method"]
 
 
 async def test_too_many_questions_a_minute_are_refused_with_a_clear_message(aclient, conversation, settings):

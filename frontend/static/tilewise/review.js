@@ -49,17 +49,19 @@ function renderAnswerArea() {
     area.appendChild(form);
     return;
   }
-  const multiline = item.kind === "interview";
+  const multiline = item.kind === "interview" || item.kind === "recall";
   const input = document.createElement(multiline ? "textarea" : "input");
   input.id = "answer-input";
   input.className = "answer-input";
   if (!multiline) input.type = "text";
   if (multiline) input.rows = 5;
   input.placeholder = item.kind === "numeric" ? `Your estimate in ${item.unit} (Enter to check)`
-    : item.kind === "predict" ? "Your prediction (Enter to reveal)" : "Your answer (Ctrl+Enter to reveal)";
+    : item.kind === "predict" ? "Your prediction (Enter to reveal)"
+    : item.kind === "recall" ? "Your answer, optional: the teacher grades it (Ctrl+Enter to reveal)"
+    : "Your answer (Ctrl+Enter to reveal)";
   input.setAttribute("aria-label", "Your answer");
   area.appendChild(input);
-  input.focus();
+  if (item.kind !== "recall") input.focus();  // a recall answer is optional: Space still reveals
 }
 
 function render(queue) {
@@ -122,7 +124,21 @@ async function reveal() {
     grade.hidden = false;
     grade.textContent = `Your answer: ${answer}`;
     try {
-      const result = await api(urls.gradeUrl, { method: "POST", body: { card: item.card, answer } });
+      let result = await api(urls.gradeUrl, { method: "POST", body: { card: item.card, answer } });
+      if (result.status === "queued") {
+        // Graded by the teacher on a worker: poll until the verdict arrives.
+        grade.textContent = `Your answer: ${answer} — the teacher is grading it…`;
+        const shownCard = item.card;
+        let job = result;
+        for (let i = 0; i < 240 && job.status === "queued"; i += 1) {
+          await new Promise((r) => setTimeout(r, 500));
+          job = await api(job.url);
+        }
+        if (!item || item.card !== shownCard) return;  // the learner moved on
+        result = job.result || { graded: false };
+        if (job.status === "queued") result = { graded: false, detail: "No grade yet: is a worker running?" };
+      }
+      if (!result.graded && result.detail) grade.textContent = `Your answer: ${answer} — ${result.detail}`;
       if (result.graded) {
         grade.textContent = `Your answer: ${answer} — ${result.detail}`
           + (result.method ? ` (${result.method})` : "") + (result.notice ? ` ${result.notice}` : "");
