@@ -6,6 +6,60 @@ const $ = (id) => document.getElementById(id);
 const fmt = (v) => (typeof v === "number" ? (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3)) : v ?? "–");
 let chart = null;
 
+// FlashAttention tiling trace: the score matrix as a grid of tiles, the current tile lit.
+function renderTrace(artifacts) {
+  const trace = artifacts.trace;
+  if (!trace || !trace.steps || !trace.steps.length) return;
+  $("trace").hidden = false;
+  const steps = trace.steps;
+  const naiveTotal = artifacts.naive ? artifacts.naive.total_bytes : null;
+  const canvas = $("trace-grid");
+  const ctx = canvas.getContext("2d");
+  let index = 0;
+  let timer = null;
+  const rowsStat = (name, values) => {
+    const v = values.filter((x) => x !== null && Number.isFinite(x));
+    if (!v.length) return `<tr><th>${name}</th><td>–</td></tr>`;
+    const lo = Math.min(...v), hi = Math.max(...v);
+    return `<tr><th>${name}</th><td>row 0: ${fmt(values[0])}</td><td>rows: ${fmt(lo)} … ${fmt(hi)}</td></tr>`;
+  };
+  function draw() {
+    const step = steps[index];
+    const cell = canvas.width / Math.max(trace.q_blocks, trace.kv_blocks);
+    ctx.clearRect(0, 0, canvas.width, canvas.height);
+    for (let qi = 0; qi < trace.q_blocks; qi += 1) {
+      for (let ki = 0; ki < trace.kv_blocks; ki += 1) {
+        const visited = steps.slice(0, index + 1).some((s) => s.q_block === qi && s.kv_block === ki);
+        const skipped = trace.causal && ki * trace.block_n > (qi + 1) * trace.block_m - 1;
+        ctx.fillStyle = qi === step.q_block && ki === step.kv_block ? "#2f6fed" : skipped ? "#f7f8fa"
+          : visited ? "#a9c4f5" : "#e3e6eb";
+        ctx.fillRect(ki * cell + 1, qi * cell + 1, cell - 2, cell - 2);
+      }
+    }
+    $("trace-pos").textContent = `step ${index + 1} of ${steps.length}${trace.truncated ? ` (first ${steps.length} of ${trace.steps_total} stored)` : ""}`;
+    $("trace-tile").textContent = `On chip: Q rows ${step.q_rows[0]}–${step.q_rows[1] - 1} (block ${step.q_block}), `
+      + `K/V rows ${step.kv_rows[0]}–${step.kv_rows[1] - 1} (block ${step.kv_block}). Loaded from HBM: ${step.loads.join(", ") || "nothing"}; `
+      + `stored: ${step.stores.join(", ") || "nothing"}${step.mask !== "none" ? `; mask: ${step.mask}` : ""}. Tile max ${fmt(step.tile_max)}.`;
+    $("trace-stats").innerHTML = rowsStat("block max", step.block_max) + rowsStat("running max before", step.m_before)
+      + rowsStat("running max after", step.m_after) + rowsStat("running sum before", step.l_before)
+      + rowsStat("running sum after", step.l_after) + rowsStat("rescale exp(m_old − m_new)", step.rescale);
+    $("trace-bytes").textContent = `HBM traffic so far: ${step.hbm_bytes.toLocaleString()} bytes `
+      + `(read ${step.hbm_read_bytes.toLocaleString()}, written ${step.hbm_written_bytes.toLocaleString()})`
+      + (naiveTotal ? `; naive attention moves ${naiveTotal.toLocaleString()} bytes in all.` : ".");
+  }
+  const go = (delta) => { index = Math.min(steps.length - 1, Math.max(0, index + delta)); draw(); };
+  $("trace-prev").addEventListener("click", () => go(-1));
+  $("trace-next").addEventListener("click", () => go(1));
+  $("trace-play").addEventListener("click", () => {
+    if (timer) { clearInterval(timer); timer = null; $("trace-play").textContent = "▶ Play"; return; }
+    $("trace-play").textContent = "❚❚ Pause";
+    timer = setInterval(() => { if (index >= steps.length - 1) { $("trace-play").click(); return; } go(1); }, 600);
+  });
+  document.addEventListener("keydown", (e) => { if (e.key === "ArrowRight") go(1); if (e.key === "ArrowLeft") go(-1); });
+  $("trace-model").textContent = artifacts.bytes_model ? `Byte model: ${artifacts.bytes_model.tiled} ${artifacts.bytes_model.naive}` : "";
+  draw();
+}
+
 function renderResult(run) {
   const r = run.result;
   $("run-result").hidden = false;
@@ -13,6 +67,7 @@ function renderResult(run) {
   $("measured").textContent = m ? `${m.value.toFixed(2)}×` : "–";
   $("measured-label").textContent = m ? `best measured speedup vs ${m.baseline}` : "no speedup measured";
   $("predicted").textContent = run.predicted_speedup ? `${run.predicted_speedup}×` : "none";
+  $("figures").hidden = !m && !run.predicted_speedup;  // e.g. a trace: nothing to compare
   $("device").textContent = `Device: ${r.device.description || r.device.name} · versions: ` +
     Object.entries(r.versions).filter(([, v]) => v).map(([k, v]) => `${k} ${v}`).join(", ");
   $("method").textContent = `Method: ${r.method}`;
@@ -25,6 +80,7 @@ function renderResult(run) {
     const body = rows.map((row) => `<tr>${cols.map((c) => `<td>${fmt(row[c])}</td>`).join("")}</tr>`).join("");
     $("rows").innerHTML = head + body;  // values are numbers and names produced by the experiment code
   }
+  renderTrace(r.artifacts || {});
   const plot = (r.artifacts || {}).plot;
   if (plot && !chart) {
     const colors = ["#2f6fed", "#c62828", "#1a7f37", "#b26a00", "#6f42c1", "#667085"];
