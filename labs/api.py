@@ -17,6 +17,7 @@ from labs.services import (
     headline_speedup,
     reap_stale_runs,
     request_run,
+    roofline_for,
     target_device,
 )
 
@@ -91,6 +92,12 @@ class LabRunViewSet(viewsets.ReadOnlyModelViewSet):
             return Response({"detail": exc.message, **({"field": exc.field} if exc.field else {})},
                             status=status.HTTP_400_BAD_REQUEST)
         return Response(LabRunSerializer(run, context={"request": request}).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses={200: serializers.DictField()})
+    @action(detail=True, methods=["get"])
+    def roofline(self, request, pk=None):
+        """Each kernel of this run placed against the device's measured bandwidth and compute roofs."""
+        return Response(roofline_for(self.get_object()))
 
     @extend_schema(request=None, responses={200: LabRunSerializer})
     @action(detail=True, methods=["post"])

@@ -96,7 +96,21 @@ def attention_table(result: dict) -> str:
                               "speedup_vs_flash", "skipped"))
 
 
-TABLES = {"fused_vs_unfused": fusion_table, "launch_overhead": launch_table, "attention": attention_table}
+def trace_table(result: dict) -> str:
+    """The byte model's totals at the run's N and across the sweep (the trace itself is for the UI)."""
+    tr = result["artifacts"]["trace"]
+    return (f"N={tr['seq_len']}, d={tr['head_dim']}, {tr['block_m']}x{tr['block_n']} tiles: {tr['steps_total']} steps "
+            f"({tr['steps_stored']} stored)\n"
+            + format_table(result["rows"], ("seq_len", "naive_bytes", "tiled_bytes", "compulsory_bytes",
+                                            "naive_over_tiled")))
+
+
+def roofline_table(result: dict) -> str:
+    return format_table(result["rows"], ("roof", "value", "unit", "median_ms", "spread_pct", "source"))
+
+
+TABLES = {"fused_vs_unfused": fusion_table, "launch_overhead": launch_table, "attention": attention_table,
+          "flash_tiling_trace": trace_table, "roofline": roofline_table}
 
 
 def timing_honesty(device: Device) -> str:

@@ -67,3 +67,17 @@ class LabArtifact(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} of run {self.run_id}"
+
+
+class DeviceCalibration(models.Model):
+    """A device's measured roofs (bandwidth, compute), from its latest roofline calibration run.
+
+    Device facts, not a learner's data: any learner's run on that device is placed against them.
+    """
+
+    device_name = models.CharField(max_length=200, unique=True)
+    roofs = models.JSONField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"roofs of {self.device_name}"

@@ -15,7 +15,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
-from labs.models import LabArtifact, LabRun
+from labs.models import DeviceCalibration, LabArtifact, LabRun
 from tutor.study_sessions import touch_session
 
 MAX_ACTIVE_RUNS = 3
@@ -176,10 +176,33 @@ def _finish(run: LabRun, result: dict) -> None:
     if svg:
         LabArtifact.objects.update_or_create(run=run, name="plot.svg", defaults={
             "content_type": "image/svg+xml", "file": ContentFile(svg.encode(), name=f"run-{run.pk}-plot.svg")})
+    roofs = (result.get("artifacts") or {}).get("roofs")
+    if run.experiment == "roofline" and roofs:
+        DeviceCalibration.objects.update_or_create(device_name=_device_name(result.get("device")),
+                                                   defaults={"roofs": roofs})
     LabRun.objects.filter(pk=run.pk).update(
         result=result, device=result.get("device"), versions=result.get("versions"), status=LabRun.Status.DONE,
         progress=100, phase="done", finished_at=timezone.now())
     run.refresh_from_db()
+
+
+def _device_name(device: dict | None) -> str:
+    return str((device or {}).get("name") or "unknown device")
+
+
+def roofline_for(run: LabRun) -> dict:
+    """Where each kernel of a finished run sits against its device's measured roofs (or what is missing)."""
+    from labs.experiments.roofline import roofline_view
+
+    device = _device_name(run.device)
+    calibration = DeviceCalibration.objects.filter(device_name=device).first()
+    if run.status != LabRun.Status.DONE or not run.result:
+        return {"available": False, "reason": "The run has not finished.", "device": device}
+    if calibration is None:
+        return {"available": False, "device": device, "needs_calibration": True,
+                "reason": f"No roofs measured for {device} yet: run the roofline calibration on it first."}
+    view = roofline_view(run.result, calibration.roofs)
+    return {"available": True, "device": device, "calibrated_at": calibration.updated_at.isoformat(), **view}
 
 
 def _fail(run: LabRun, message: str) -> None:

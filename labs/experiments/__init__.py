@@ -75,6 +75,14 @@ CATALOG: dict[str, Experiment] = {e.id: e for e in (
                "AttentionParams", {"cuda": 10, "cpu": 20},
                "materialized scores vs SDPA's flash, cuDNN, memory-efficient and math backends (and flash-attn): "
                "time, TFLOP/s, peak memory, error"),
+    Experiment("flash_tiling_trace", "FlashAttention, tile by tile", "flashattention", "flash_tiling_trace",
+               "TilingTraceParams", {"cuda": 2, "cpu": 2},
+               "a step-through trace of the tiled forward pass with online softmax: the tile on chip, running max "
+               "and sum, rescale factors and HBM bytes so far, against naive attention; HBM bytes vs N"),
+    Experiment("roofline", "The roofline: bandwidth and compute roofs", "roofline", "roofline",
+               "RooflineParams", {"cuda": 10, "cpu": 5},
+               "calibrates this device's bandwidth roof (copy) and compute roof (large matmul), cached per device, "
+               "and the ridge point where kernels turn from memory-bound to compute-bound"),
 )}
 
 

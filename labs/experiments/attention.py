@@ -55,7 +55,9 @@ class AttentionVariant:
     build(q, k, v, causal) returns a callable that returns the output as (batch, heads, N, d)
     (a view is fine). unavailable(device, dtype) returns a reason or None. context() is entered
     around the first call and the timing (SDPA's backend choice). peak_bytes estimates the extra
-    memory at the peak, to skip runs that would not fit instead of crashing.
+    memory at the peak, to skip runs that would not fit instead of crashing. cpu_check(params), where
+    given, runs on a CPU for a variant that cannot be timed there (a Triton kernel under the
+    interpreter) and returns correctness checks (compare()'s fields plus name, shape).
     """
 
     name: str
@@ -64,6 +66,7 @@ class AttentionVariant:
     unavailable: Callable[[Device, str], str | None] = lambda device, dtype: None
     context: Callable[[], AbstractContextManager] = nullcontext
     peak_bytes: Callable[[int, int, int, int, int], int] | None = None  # (batch, heads, n, d, itemsize)
+    cpu_check: Callable[["AttentionParams"], list[dict]] | None = None
 
 
 VARIANTS: dict[str, AttentionVariant] = {}
@@ -163,6 +166,15 @@ def _flash_attn_unavailable(device, dtype):
 
 
 register_variant(AttentionVariant("flash_attn", "flash-attn package", _build_flash_attn, _flash_attn_unavailable))
+
+# %%
+# The course's own FlashAttention forward in Triton (flash_attention.py). On a CPU it is not timed:
+# its kernel runs under the Triton interpreter in a child process, for correctness only.
+
+from . import flash_attention as _triton_flash  # noqa: E402
+
+register_variant(AttentionVariant("triton_flash", "Tilewise Triton FlashAttention", _triton_flash.build,
+                                  _triton_flash.unavailable, cpu_check=_triton_flash.cpu_check))
 
 # From here on AttentionParams defaults to and accepts this registry's names, later registrations
 # included; before this module is imported it knows the built-ins by name only.
@@ -334,6 +346,8 @@ def run(params: AttentionParams, progress: ProgressFn | None = None, device: Dev
             skipped.setdefault((row["variant"], row["skipped"]), []).append(str(row["seq_len"]))
     for (name, reason), ns in skipped.items():
         result.note(f"{name} skipped at N={', '.join(ns)}: {reason}")
+    if not device.is_cuda:
+        _cpu_checks(params, device, result)
     result.artifacts["plot"] = {"title": f"Attention throughput, {params.dtype}, d={d}, {h} heads",
                                 "x_label": "sequence length N", "x_scale": "log", "y_label": "TFLOP/s",
                                 "series": [s for s in plot.values() if s["x"]]}
@@ -344,6 +358,22 @@ def run(params: AttentionParams, progress: ProgressFn | None = None, device: Dev
     result.elapsed_s = time.perf_counter() - t_start
     prog(100, "done")
     return result
+
+
+def _cpu_checks(params: AttentionParams, device: Device, result: Result) -> None:
+    """Variants that cannot be timed on a CPU but can be checked there (rows without a time)."""
+    for name in params.variants:
+        variant = VARIANTS[name]
+        checks = variant.cpu_check(params) if variant.cpu_check and variant.unavailable(device, params.dtype) else []
+        for c in checks:
+            outcome = {k: c[k] for k in ("max_abs_error", "rel_l2_error", "atol", "rtol", "passed")}
+            result.add_check(f"{c['name']} (interpreter)", outcome)
+            # "skipped" holds why there is no time (tables show it; nothing plots the row).
+            result.rows.append({"seq_len": c["shape"][2], "variant": f"{name} (interpreter)", **outcome,
+                                "skipped": "not timed: correctness only, under the Triton interpreter"})
+        if checks:
+            result.note(f"{name}: checked under TRITON_INTERPRET=1 (NumPy on the CPU, in a child process): "
+                        "correctness only, its time says nothing about speed")
 
 
 COLUMNS = ("seq_len", "variant", "median_ms", "spread_pct", "tflops", "peak_extra_gb", "speedup_vs_naive",

@@ -92,7 +92,8 @@ class LaunchParams(Params):
 # The variants themselves hold torch code, so their registry (name -> AttentionVariant) lives in
 # attention.py, which hands it over here when imported; a variant registered there later counts
 # too. A process that never imports attention.py (the web process) knows the built-ins by name.
-BUILTIN_ATTENTION_VARIANTS = ("naive", "sdpa_flash", "sdpa_cudnn", "sdpa_efficient", "sdpa_math", "flash_attn")
+BUILTIN_ATTENTION_VARIANTS = ("naive", "sdpa_flash", "sdpa_cudnn", "sdpa_efficient", "sdpa_math", "flash_attn",
+                              "triton_flash")
 _attention_registry: Mapping[str, Any] | None = None
 
 
@@ -158,3 +159,66 @@ class AttentionParams(Params):
         # score chunk (<= 512 MiB); do_bench's flush buffer. Naive runs are skipped, not refused.
         ref = 2 * self.batch * self.heads * n * self.head_dim * 4 + 512 * 2**20
         return 2 * qkvo + ref + 256 * 2**20
+
+
+# ---------------------------------------------------------------------------------------------
+# flash_tiling_trace (NumPy on the CPU whatever the device: a trace for reading, not a benchmark)
+# ---------------------------------------------------------------------------------------------
+
+TRACE_COMPUTE = ("float64", "float32")
+TRACE_MAX_TILES = 4096  # tiles (Q blocks x K/V blocks) per run: bounds the run time and the trace
+
+
+@dataclass(frozen=True)
+class TilingTraceParams(Params):
+    seq_len: int = param(128, "sequence length N (one head)", min=8, max=512)
+    head_dim: int = param(16, "head dimension d", min=2, max=128)
+    block_m: int = param(32, "query rows per tile (B_r): held on chip for a whole inner loop", min=4, max=128)
+    block_n: int = param(32, "key/value rows per tile (B_c): streamed through the inner loop", min=4, max=128)
+    dtype: str = param("bfloat16", "element type the HBM byte counts assume (bf16: 2 bytes per element)",
+                       choices=DTYPE_NAMES, parse=parse_dtype)
+    compute: str = param("float64", "precision the NumPy trace computes in", choices=TRACE_COMPUTE)
+    causal: bool = param(False, "causal mask: tiles wholly above the diagonal are skipped", parse=parse_bool)
+    max_steps: int = param(256, "steps kept in the trace (the computation always runs to the end)", min=1,
+                           max=1024)
+    seed: int = param(0, "random seed for Q, K and V", min=0, max=2**31 - 1)
+
+    memory_field = "seq_len"
+
+    def check(self, device_kind: str) -> None:
+        tiles = -(-self.seq_len // self.block_m) * -(-self.seq_len // self.block_n)
+        if tiles > TRACE_MAX_TILES:
+            field = "block_n" if self.block_n <= self.block_m else "block_m"
+            raise ParamError(field, f"N={self.seq_len} with {self.block_m}x{self.block_n} tiles is {tiles} tiles, "
+                             f"more than {TRACE_MAX_TILES}; use larger blocks or a smaller N")
+
+
+# ---------------------------------------------------------------------------------------------
+# roofline (calibration: the device's bandwidth and compute roofs, cached per device)
+# ---------------------------------------------------------------------------------------------
+
+ROOFLINE_MAX_MATMUL = {"cuda": 16384, "cpu": 2048}  # CPU: 2*2048^3 = 17 GFLOP, a few tenths of a second per call
+
+
+@dataclass(frozen=True)
+class RooflineParams(Params):
+    matmul_size: int = param(8192, "n of the n x n x n matmul that measures the compute roof", min=256, max=16384)
+    dtype: str = param("bfloat16", "element type of the compute roof's matmul", choices=DTYPE_NAMES,
+                       parse=parse_dtype)
+    recalibrate: bool = param(False, "measure again even if this device has a cached calibration",
+                              parse=parse_bool)
+
+    memory_field = "matmul_size"
+
+    @classmethod
+    def defaults_for(cls, device_kind: str) -> RooflineParams:
+        return cls() if device_kind == "cuda" else cls(matmul_size=1024, dtype="float32")
+
+    def check(self, device_kind: str) -> None:
+        limit = ROOFLINE_MAX_MATMUL.get(device_kind, ROOFLINE_MAX_MATMUL["cpu"])
+        if self.matmul_size > limit:
+            raise ParamError("matmul_size", f"at most {limit} on {device_kind}")
+
+    def working_set_bytes(self) -> int:
+        # A, B and C of the matmul; the copy roof's 512 MiB source and its clone; do_bench's flush buffer.
+        return 3 * self.matmul_size**2 * ITEMSIZE[self.dtype] + (1024 + 256) * 2**20

@@ -33,3 +33,33 @@ def test_step_through_a_tiling_trace(live_server, page, learner, shipped_course,
     assert "naive attention moves" in page.inner_text("#trace-bytes")
     if os.environ.get("TILEWISE_SCREENSHOTS"):
         page.screenshot(path=os.path.join(os.environ["TILEWISE_SCREENSHOTS"], "trace.png"), full_page=True)
+
+
+def test_open_a_run_on_the_roofline_after_calibrating_the_device(live_server, page, learner, shipped_course,
+                                                                  celery_worker_process):
+    page.goto(f"{live_server.url}/accounts/login/?next=/labs/")
+    page.fill("#id_username", "ada")
+    page.fill("#id_password", "pw-ada-123456")
+    page.press("#id_password", "Enter")
+    lab = page.locator("#lab-launch_overhead")
+    lab.locator("summary").click()
+    lab.locator("input[name=lengths]").fill("10,50")
+    lab.locator("button[type=submit]").click()
+    page.wait_for_url("**/labs/runs/*/")
+    page.wait_for_selector("#run[data-status='done']", timeout=120_000)
+    run_url = page.url
+    page.click("#roofline-show")
+    page.wait_for_selector("#roofline-msg:has-text('No roofs measured')")
+    page.click("text=Calibrate this device now")
+    page.wait_for_url(lambda url: url != run_url)
+    page.wait_for_selector("#run[data-status='done']", timeout=120_000)
+    page.goto(run_url)
+    page.wait_for_selector("#run[data-status='done']")
+    page.click("#roofline-show")
+    page.wait_for_selector("#run[data-roofline='shown']")
+    assert "ridge point" in page.inner_text("#roofline-msg")
+    rows = page.locator("#roofline-table tr")
+    assert rows.count() >= 3
+    assert "bound" in page.inner_text("#roofline-table")
+    if os.environ.get("TILEWISE_SCREENSHOTS"):
+        page.screenshot(path=os.path.join(os.environ["TILEWISE_SCREENSHOTS"], "roofline.png"), full_page=True)

@@ -15,7 +15,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_catalog_names_each_experiment_with_its_section():
     assert {e.id: e.section for e in CATALOG.values()} == {
-        "fused_vs_unfused": "fusion", "launch_overhead": "cuda-graphs", "attention": "flashattention"}
+        "fused_vs_unfused": "fusion", "launch_overhead": "cuda-graphs", "attention": "flashattention",
+        "flash_tiling_trace": "flashattention", "roofline": "roofline"}
     for entry in catalog("cpu"):
         assert entry["estimated_seconds"] > 0 and entry["params"] and entry["title"]
         json.dumps(entry, allow_nan=False)

@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 # Experiment id -> (field, value outside its bounds).
 OUT_OF_BOUNDS = {"fused_vs_unfused": ("sizes", "0x1024"), "launch_overhead": ("hidden", 8),
-                 "attention": ("heads", 0)}
+                 "attention": ("heads", 0), "flash_tiling_trace": ("seq_len", 4096), "roofline": ("matmul_size", 1)}
 
 WEB_PROCESS = textwrap.dedent("""
     import json

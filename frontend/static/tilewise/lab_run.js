@@ -99,6 +99,48 @@ function renderResult(run) {
   }));
 }
 
+async function showRoofline() {
+  const data = await api(root.dataset.rooflineUrl);
+  const msg = $("roofline-msg");
+  if (!data.available) {
+    msg.textContent = data.reason;
+    if (data.needs_calibration) {
+      const button = Object.assign(document.createElement("button"), { className: "button", textContent: "Calibrate this device now" });
+      button.addEventListener("click", async () => {
+        const run = await api(root.dataset.runsUrl, { method: "POST", body: { experiment: "roofline", params: {} } });
+        window.location.href = run.url;
+      });
+      msg.appendChild(document.createElement("br"));
+      msg.appendChild(button);
+    }
+    return;
+  }
+  const r = data.roofs;
+  msg.textContent = `Roofs of ${data.device}, measured ${data.calibrated_at.slice(0, 10)}: bandwidth ${fmt(r.bandwidth_gbps)} GB/s, `
+    + `compute ${fmt(r.compute_tflops)} TFLOP/s (${r.compute_dtype}); ridge point ${fmt(r.ridge_flop_per_byte)} FLOP/byte.`;
+  $("roofline-chart-box").hidden = false;
+  const plot = data.plot;
+  const colors = ["#667085", "#667085", "#2f6fed", "#c62828", "#1a7f37", "#b26a00", "#6f42c1", "#0e7490", "#9d174d"];
+  new Chart($("roofline-chart"), {
+    type: "line",
+    data: { datasets: plot.series.map((s, i) => ({ label: s.name, data: s.x.map((x, j) => ({ x, y: s.y[j] })),
+      borderColor: colors[i % colors.length], backgroundColor: colors[i % colors.length],
+      showLine: s.x.length > 1 && i < 2, pointRadius: i < 2 ? 0 : 5 })) },
+    options: { maintainAspectRatio: false, animation: false, plugins: { title: { display: true, text: plot.title } },
+      scales: { x: { type: "logarithmic", title: { display: true, text: plot.x_label } },
+        y: { type: "logarithmic", title: { display: true, text: plot.y_label } } } },
+  });
+  const head = "<tr><th>kernel</th><th>FLOP/byte</th><th>achieved</th><th>% of its roof</th><th>which roof bounds it</th></tr>";
+  $("roofline-table").innerHTML = head;
+  for (const p of data.points) {
+    const tr = document.createElement("tr");
+    for (const text of [p.name, fmt(p.arithmetic_intensity), `${fmt(p.achieved_gbps)} GB/s · ${fmt(p.achieved_tflops)} TFLOP/s`,
+      `${fmt(p.pct_of_roof)}%`, p.verdict]) tr.appendChild(Object.assign(document.createElement("td"), { textContent: text }));
+    $("roofline-table").appendChild(tr);
+  }
+  root.dataset.roofline = "shown";
+}
+
 async function poll() {
   let run;
   try {
@@ -132,6 +174,8 @@ $("cancel").addEventListener("click", async () => {
     $("run-error").hidden = false;
     $("run-error").textContent = err.message;
   }
-  poll();
+  $("roofline-show").addEventListener("click", () => showRoofline().catch((err) => { $("roofline-msg").textContent = err.message; }));
+poll();
 });
+$("roofline-show").addEventListener("click", () => showRoofline().catch((err) => { $("roofline-msg").textContent = err.message; }));
 poll();
