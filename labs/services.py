@@ -268,7 +268,10 @@ def plot_svg(result: dict) -> str | None:
         return None
     import io
 
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:  # a worker image without matplotlib: the page still plots the series itself
+        return None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
