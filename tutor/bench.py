@@ -55,10 +55,11 @@ def seed_learners(first: int, count: int, reviews_per_learner: int, cards: list,
     log_buf, state_buf = io.StringIO(), io.StringIO()
     rows = 0
     for user in users:
-        per_card = max(1, reviews_per_learner // len(cards))
+        per_card = max(1, -(-reviews_per_learner // len(cards)))  # ceil: at least the asked-for reviews
         for card in cards:
             c = fsrs.Card(card_id=card.pk)
-            at = now - timedelta(days=rng.uniform(60, 300))
+            # Start far enough back that a history of per_card reviews fits before today.
+            at = now - timedelta(days=rng.uniform(300, 1200))
             reps = lapses = 0
             for _ in range(per_card):
                 if at > now:
