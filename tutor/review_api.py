@@ -16,9 +16,9 @@ from rest_framework.response import Response
 
 from quizzes.models import Card
 from tutor import presenters
+from tutor.answer_grading import GRADED_BY_TEACHER, request_grade
 from tutor.errors import ReviewError
 from tutor.grading import AnswerError, grade
-from tutor.answer_grading import GRADED_BY_TEACHER, request_grade
 from tutor.models import AnswerGrade, CardState, LearnerSettings, OptimizationRun, ReviewLog, StudySession
 from tutor.optimizer import request_optimization
 from tutor.queue import today_queue, tomorrow_forecast

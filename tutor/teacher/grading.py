@@ -358,7 +358,7 @@ def notes_grade(card: Card, answer: str) -> dict:
         try:
             return embedding_grade(card, answer)
         except Exception as exc:  # model files missing or broken: never leave the learner without a grade
-            reason = f"the embedding model failed to load ({type(exc).__name__}: {' '.join(str(exc).split())[:160]})"
+            reason = f"the embedding grader failed ({type(exc).__name__}: {' '.join(str(exc).split())[:160]})"
     result = keyword_grade(card, answer)
     result["method"] = f"{KEYWORD_METHOD}; embeddings unavailable: {reason}"
     result["notice"] = f"The embedding grader could not run ({reason}); a keyword check stood in."

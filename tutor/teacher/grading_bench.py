@@ -7,8 +7,9 @@
 No database needed: the cards are read straight from the course files
 (``quizzes/content/<course>/``, the course named in ``grading_examples.yaml``) and built as
 unsaved ``Card`` objects. Methods: ``embedding`` (MiniLM, needs torch), ``keyword`` (always),
-``llm`` (only when ``LLM_BASE_URL`` is set; the model's verdict, no fallback counted as the
-model's: a fallback is reported as a miss with its notice).
+``llm`` (only when ``LLM_BASE_URL`` is set). When a method's own verdict does not come (the
+model failed or replied with something unusable, and the keyword check stood in), the case
+counts as a miss for that method and is listed with its notice.
 
 For each method it prints how often the suggested rating is exactly the tutor's and within
 ±1, how often the common mistake is detected (on the answers that make it) and raised falsely
@@ -19,6 +20,7 @@ every case where the rating is off or the mistake verdict is wrong.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import time
@@ -56,8 +58,14 @@ class Outcome:
     seconds: float
 
     @property
+    def fell_back(self) -> bool:
+        """The method's own verdict did not come (the model failed or its reply was unusable)."""
+        return bool(self.result.get("notice"))
+
+    @property
     def rating(self) -> int:
-        return int(self.result.get("suggested_rating") or 0)
+        """The suggested rating; 0 when a fallback stood in, so that it counts as a miss for the method."""
+        return 0 if self.fell_back else int(self.result.get("suggested_rating") or 0)
 
 
 @dataclass
@@ -84,11 +92,13 @@ class Score:
                 sum(1 for o in clean if o.result.get("common_wrong_answer")), len(clean))
 
     def point_agreement(self, cards: dict) -> tuple[int, int]:
-        """Rubric points on which the grader's covered/missed verdict matches the tutor's."""
+        """Rubric points on which the grader's covered/missed verdict matches the tutor's (own verdicts only)."""
         from tutor.teacher.grading import rubric
 
         agree = total = 0
         for o in self.outcomes:
+            if o.fell_back:  # the fallback's verdict is not this method's
+                continue
             points = rubric(cards[o.example.card])
             covered = set(o.result.get("covered") or [])
             for i, p in enumerate(points, 1):
@@ -150,13 +160,14 @@ def _pct(pair: tuple[int, int]) -> str:
 
 def report(scores: list[Score], cards: dict, out=sys.stdout, misses: bool = True) -> None:
     print(f"{'method':<10} {'exact':>12} {'within ±1':>12} {'mistake found':>14} {'false alarm':>12} "
-          f"{'points agree':>14} {'median ms':>10}", file=out)
+          f"{'points agree':>14} {'fell back':>10} {'median ms':>10}", file=out)
     for s in scores:
         det, made, false, clean = s.mistakes(cards)
         times = sorted(o.seconds for o in s.outcomes[1:] or s.outcomes)  # first call may load the model
         median_ms = 1000 * times[len(times) // 2] if times else 0.0
         print(f"{s.method:<10} {_pct(s.exact):>12} {_pct(s.within_one):>12} {_pct((det, made)):>14} "
-              f"{_pct((false, clean)):>12} {_pct(s.point_agreement(cards)):>14} {median_ms:>10.1f}", file=out)
+              f"{_pct((false, clean)):>12} {_pct(s.point_agreement(cards)):>14} "
+              f"{sum(o.fell_back for o in s.outcomes):>10} {median_ms:>10.1f}", file=out)
     if not misses:
         return
     for s in scores:
@@ -169,7 +180,7 @@ def report(scores: list[Score], cards: dict, out=sys.stdout, misses: bool = True
             if bool(o.result.get("common_wrong_answer")) != ex.mistake:
                 flag = " mistake missed" if ex.mistake else " false mistake"
             n_points = len(o.result.get("covered") or []) + len(o.result.get("missed") or [])
-            print(f"  {ex.card:<30} {ex.label:<8} tutor {ex.rating} got {o.rating}{flag}; covered "
+            print(f"  {ex.card:<30} {ex.label:<8} tutor {ex.rating} got {o.rating or 'none'}{flag}; covered "
                   f"{len(o.result.get('covered') or [])}/{n_points} (tutor {len(ex.covers)})"
                   + (f"; notice: {o.result['notice']}" if o.result.get("notice") else ""), file=out)
 
@@ -229,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calibrate", action="store_true", help="print a threshold grid for the embedding grader")
     ap.add_argument("--no-misses", action="store_true", help="only the summary table")
     args = ap.parse_args(argv)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per model request otherwise
     setup_django()
     course, examples = load_examples()
     cards = load_cards(course)

@@ -50,7 +50,8 @@ def chat_messages(question: str, hits: list[Hit], history: list[tuple[str, str]]
 
 
 GRADER = (
-    "You grade a learner's answer to an interview question about GPU inference. Compare it with the model "
+    "You grade a learner's answer to an interview question or recall prompt about GPU inference. Compare it "
+    "with the model "
     "answer, the rubric's key points, and the common wrong answer. Reply with JSON only: "
     '{"covered": [key points the answer makes], "missed": [key points it misses], '
     '"common_wrong_answer": true|false, "explanation": "two or three sentences on the gap", '
