@@ -1,0 +1,32 @@
+"""A learner asks the teacher a question and sees the answer stream in, with its sources."""
+
+import pytest
+
+from tutor.models import ChatTurn
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_ask_a_question_and_see_a_streamed_cited_answer(live_server, page, learner, shipped_course):
+    page.goto(f"{live_server.url}/accounts/login/?next=/teacher/")
+    page.fill("#id_username", "ada")
+    page.fill("#id_password", "pw-ada-123456")
+    page.press("#id_password", "Enter")
+    page.click("text=New conversation")
+    page.wait_for_selector("#question")
+    page.fill("#question", "Why does FlashAttention never write the N×N score matrix to HBM?")
+    page.keyboard.press("Control+Enter")
+
+    answer = page.locator(".turn.assistant").last
+    page.wait_for_selector(".turn.assistant[data-turn]", timeout=30_000)
+    assert "Course notes (no language model)" in answer.locator(".turn-meta").inner_text()
+    assert "Course-notes mode" in answer.locator(".md").inner_text()
+    links = answer.locator(".citations a")
+    assert links.count() >= 1
+    hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
+    assert any(h.startswith("/learn/cuda-kernels-fusion/flashattention/") for h in hrefs), hrefs
+    assert ChatTurn.objects.filter(conversation__user=learner).count() == 2
+
+    # The citation opens the lesson section, at the heading it cites.
+    links.first.click()
+    page.wait_for_selector("article.section-body")
