@@ -23,13 +23,16 @@ def test_kernel_matches_float32_under_the_interpreter():
     from labs.experiments.interpret import run_interpreter
 
     checks = run_interpreter("flash_attention", {"dtype": ["float32", "bfloat16"], "shapes": CPU_SHAPES,
-                                                 "variants": ["pointers", "tma", "tma_pipe"]})
+                                                 "variants": ["pointers", "tma", "tma_pipe", "tma_lazy_poly"]})
     failed = [c["name"] for c in checks if not c["passed"]]
     assert not failed, failed
     variants = {c["variant"] for c in checks}
     assert "pointers" in variants and len(checks) == 2 * len(CPU_SHAPES) * len(variants)
     f32 = [c for c in checks if c["name"].endswith(f"float32 {c['variant']}")]
-    assert max(c["max_abs_error"] for c in f32) < 1e-5  # NumPy float32 all the way: only reordering
+    # NumPy float32 all the way: only the order of the sums differs; the cubic 2^x of the _poly
+    # variant adds its own relative error (< 1e-4)
+    assert max(c["max_abs_error"] for c in f32 if "poly" not in c["variant"]) < 1e-5
+    assert max(c["max_abs_error"] for c in f32) < 2e-4
 
 
 @needs_triton
