@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-import openai
 from django.conf import settings
 
 
@@ -25,6 +24,8 @@ def model_name() -> str:
 
 
 def describe_error(exc: BaseException) -> str:
+    import openai
+
     if isinstance(exc, openai.APITimeoutError):
         return f"the model server at {settings.LLM_BASE_URL} did not answer within {settings.LLM_TIMEOUT:g} s"
     if isinstance(exc, openai.APIConnectionError):
@@ -34,18 +35,24 @@ def describe_error(exc: BaseException) -> str:
     return f"the model server failed: {' '.join(str(exc).split())[:160] or type(exc).__name__}"
 
 
-def _async_client() -> openai.AsyncOpenAI:
+def _async_client():
+    import openai  # imported on use: workers and lab nodes need not install the client
+
     return openai.AsyncOpenAI(base_url=settings.LLM_BASE_URL, api_key=settings.LLM_API_KEY,
                               timeout=settings.LLM_TIMEOUT, max_retries=0)
 
 
-def _client() -> openai.OpenAI:
+def _client():
+    import openai
+
     return openai.OpenAI(base_url=settings.LLM_BASE_URL, api_key=settings.LLM_API_KEY,
                          timeout=settings.LLM_TIMEOUT, max_retries=0)
 
 
 async def stream_chat(messages: list[dict]) -> AsyncIterator[str]:
     """Yield the answer's text pieces as the server sends them. Raises LLMUnavailable."""
+    import openai
+
     try:
         stream = await _async_client().chat.completions.create(
             model=model_name(), messages=messages, stream=True, max_tokens=settings.LLM_MAX_TOKENS, temperature=0.3)
@@ -58,6 +65,8 @@ async def stream_chat(messages: list[dict]) -> AsyncIterator[str]:
 
 def complete(messages: list[dict]) -> str:
     """One whole answer (used for grading). Raises LLMUnavailable."""
+    import openai
+
     try:
         response = _client().chat.completions.create(model=model_name(), messages=messages,
                                                      max_tokens=settings.LLM_MAX_TOKENS, temperature=0.0)

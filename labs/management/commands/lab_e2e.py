@@ -27,8 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=int, default=300, help="seconds to wait for each run")
 
     def handle(self, *args, experiments: str, timeout: int, **options):
-        from labs.models import LabRun
-        from labs.services import MAX_ACTIVE_RUNS, request_run, target_device
+        from labs.services import request_run, target_device
         from workers.heartbeat import live_workers
 
         procs = []
@@ -64,22 +63,17 @@ class Command(BaseCommand):
             self.stdout.write(f"broker {redis_url}; worker up; runs go to: {target.detail}")
             user, _ = get_user_model().objects.get_or_create(username="lab-e2e")
             ids = [e.strip() for e in experiments.split(",") if e.strip()]
-            for i in range(0, len(ids), MAX_ACTIVE_RUNS):
-                batch = ids[i:i + MAX_ACTIVE_RUNS]
-                started = {}
-                for exp in batch:
-                    run = request_run(user=user, experiment=exp, params={})
-                    started[run.pk] = (exp, time.monotonic())
-                for pk, (exp, t0) in started.items():
-                    while True:
-                        run = LabRun.objects.get(pk=pk)
-                        if run.finished or time.monotonic() - t0 > timeout:
-                            break
-                        time.sleep(0.2)
-                    took = time.monotonic() - t0
-                    device = (run.device or {}).get("name", "?")
-                    self.stdout.write(f"{exp:20} {run.status:9} {took:6.1f} s request→{run.status} on {device}"
-                                      + (f" ({run.error})" if run.error else ""))
+            for exp in ids:  # one at a time: each figure is one run's own turnaround on a warm worker
+                t0 = time.monotonic()
+                run = request_run(user=user, experiment=exp, params={})
+                while not run.finished and time.monotonic() - t0 < timeout:
+                    time.sleep(0.2)
+                    run.refresh_from_db()
+                took = time.monotonic() - t0
+                wait = (run.started_at - run.created_at).total_seconds() if run.started_at else float("nan")
+                device = (run.device or {}).get("name", "?")
+                self.stdout.write(f"{exp:20} {run.status:9} {took:6.1f} s request→{run.status} "
+                                  f"(queued {wait:.1f} s) on {device}" + (f" ({run.error})" if run.error else ""))
         finally:
             for p in reversed(procs):
                 if p.poll() is None:
