@@ -43,6 +43,7 @@ def submit_review(*, user, card_id: int, rating: int, idempotency_key: str, reve
     """Record one review and advance the card. The same idempotency key records it only once;
     `expected_version` (the state version the learner saw) refuses a second tab's stale rating."""
     now = timezone.now()
+    server_time = reviewed_at is None
     reviewed_at = reviewed_at or now
     _validate(rating=rating, idempotency_key=idempotency_key, duration_ms=duration_ms, answer=answer,
               reviewed_at=reviewed_at, now=now)
@@ -63,7 +64,7 @@ def submit_review(*, user, card_id: int, rating: int, idempotency_key: str, reve
     try:
         with transaction.atomic():
             return _record(user, card, reverse, rating, idempotency_key, duration_ms, answer, graded,
-                           expected_version, reviewed_at)
+                           expected_version, reviewed_at, server_time)
     except IntegrityError:
         # A concurrent request won the race: the same key (a retry) or the same new card (a 2nd tab).
         existing = _existing(user, idempotency_key)
@@ -96,10 +97,16 @@ def _existing(user, idempotency_key: str) -> ReviewOutcome | None:
 
 
 def _record(user, card, reverse, rating, idempotency_key, duration_ms, answer, graded, expected_version,
-            reviewed_at) -> ReviewOutcome:
+            reviewed_at, server_time) -> ReviewOutcome:
     state = (CardState.objects.select_for_update()
              .filter(user=user, card=card, reverse=reverse).first())
+    # A retry of the same review may have waited on the lock above while the first one committed.
+    existing = _existing(user, idempotency_key)
+    if existing:
+        return existing
     version = state.version if state else 0
+    if server_time and state and state.last_review and reviewed_at < state.last_review:
+        reviewed_at = state.last_review  # our own clock, a moment behind a review that just committed
     if expected_version is not None and expected_version != version:
         raise Conflict("This card was already reviewed (in another tab?); reload to continue.", "expected_version")
     if state and state.last_review and reviewed_at < state.last_review:
