@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db import connection
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from quizzes.models import Card
@@ -83,16 +84,29 @@ def today_queue(user, *, now: datetime | None = None, limit: int = 20) -> Queue:
                  new_introduced_today=today["new"], new_limit=settings_obj.new_cards_per_day)
 
 
+# Unseen cards in course order, and a glossary card's reverse side once its front was studied: one
+# index-backed query (NOT EXISTS on the card_state_unique index), ordered by course position.
+_NEW_CARDS_SQL = """
+SELECT id, is_reverse FROM (
+    SELECT c.id, c.course_id, c.position, 0 AS is_reverse FROM quizzes_card c
+    WHERE NOT c.retired AND NOT EXISTS (
+        SELECT 1 FROM tutor_cardstate s WHERE s.user_id = %s AND s.card_id = c.id AND s.reverse = %s)
+    UNION ALL
+    SELECT c.id, c.course_id, c.position, 1 AS is_reverse FROM quizzes_card c
+    WHERE NOT c.retired AND c.reversible
+      AND EXISTS (SELECT 1 FROM tutor_cardstate s WHERE s.user_id = %s AND s.card_id = c.id AND s.reverse = %s)
+      AND NOT EXISTS (SELECT 1 FROM tutor_cardstate s WHERE s.user_id = %s AND s.card_id = c.id AND s.reverse = %s)
+) AS candidates
+ORDER BY is_reverse, course_id, position, id
+LIMIT %s
+"""
+
+
 def _new_card_keys(user, budget: int) -> list[tuple[int, bool]]:
     """Unseen cards in course order; a glossary card's reverse side once its front was studied."""
-    forward_seen = CardState.objects.filter(user=user, card=OuterRef("pk"), reverse=False)
-    reverse_seen = CardState.objects.filter(user=user, card=OuterRef("pk"), reverse=True)
-    base = Card.objects.filter(retired=False).order_by("course_id", "position", "pk")
-    out = [(pk, False) for pk in base.filter(~Exists(forward_seen)).values_list("pk", flat=True)[:budget]]
-    if len(out) < budget:
-        reverse = base.filter(reversible=True).filter(Exists(forward_seen), ~Exists(reverse_seen))
-        out += [(pk, True) for pk in reverse.values_list("pk", flat=True)[: budget - len(out)]]
-    return out
+    with connection.cursor() as cursor:
+        cursor.execute(_NEW_CARDS_SQL, [user.pk, False, user.pk, False, user.pk, True, budget])
+        return [(card_id, bool(is_reverse)) for card_id, is_reverse in cursor.fetchall()]
 
 
 def tomorrow_forecast(user, *, now: datetime | None = None) -> int:
