@@ -180,3 +180,11 @@ def llm_server():
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+def browser_login(page, live_server, next_path: str, username: str = "ada", password: str = "pw-ada-123456") -> None:
+    """Log in through the real login form, landing on `next_path`."""
+    page.goto(f"{live_server.url}/accounts/login/?next={next_path}")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.press("#id_password", "Enter")

@@ -3,16 +3,14 @@
 import pytest
 
 from labs.models import LabRun
+from tests.conftest import browser_login
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 
 def test_request_a_lab_watch_it_run_and_find_it_in_the_session(live_server, page, learner, shipped_course,
                                                               celery_worker_process):
-    page.goto(f"{live_server.url}/accounts/login/?next=/labs/")
-    page.fill("#id_username", "ada")
-    page.fill("#id_password", "pw-ada-123456")
-    page.press("#id_password", "Enter")
+    browser_login(page, live_server, "/labs/")
     lab = page.locator("#lab-launch_overhead")
     lab.locator("summary").click()
     lab.locator("input[name=lengths]").fill("10,50")

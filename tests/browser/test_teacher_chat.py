@@ -2,16 +2,14 @@
 
 import pytest
 
+from tests.conftest import browser_login
 from tutor.models import ChatTurn
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_ask_a_question_and_see_a_streamed_cited_answer(live_server, page, learner, shipped_course):
-    page.goto(f"{live_server.url}/accounts/login/?next=/teacher/")
-    page.fill("#id_username", "ada")
-    page.fill("#id_password", "pw-ada-123456")
-    page.press("#id_password", "Enter")
+    browser_login(page, live_server, "/teacher/")
     page.click("text=New conversation")
     page.wait_for_selector("#question")
     page.fill("#question", "Why does FlashAttention never write the N×N score matrix to HBM?")

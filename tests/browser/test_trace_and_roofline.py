@@ -4,14 +4,13 @@ import os
 
 import pytest
 
+from tests.conftest import browser_login
+
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 
 def test_step_through_a_tiling_trace(live_server, page, learner, shipped_course, celery_worker_process):
-    page.goto(f"{live_server.url}/accounts/login/?next=/labs/")
-    page.fill("#id_username", "ada")
-    page.fill("#id_password", "pw-ada-123456")
-    page.press("#id_password", "Enter")
+    browser_login(page, live_server, "/labs/")
     lab = page.locator("#lab-flash_tiling_trace")
     lab.locator("summary").click()
     lab.locator("input[name=seq_len]").fill("64")
@@ -37,10 +36,7 @@ def test_step_through_a_tiling_trace(live_server, page, learner, shipped_course,
 
 def test_open_a_run_on_the_roofline_after_calibrating_the_device(live_server, page, learner, shipped_course,
                                                                   celery_worker_process):
-    page.goto(f"{live_server.url}/accounts/login/?next=/labs/")
-    page.fill("#id_username", "ada")
-    page.fill("#id_password", "pw-ada-123456")
-    page.press("#id_password", "Enter")
+    browser_login(page, live_server, "/labs/")
     lab = page.locator("#lab-launch_overhead")
     lab.locator("summary").click()
     lab.locator("input[name=lengths]").fill("10,50")
