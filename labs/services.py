@@ -79,7 +79,7 @@ def request_run(*, user, experiment: str, params: dict[str, Any] | None = None,
         parsed = validate_params(experiment, params or {}, device_kind=target.kind,
                                  device_memory_bytes=target.memory_bytes)
     except ParamError as exc:
-        raise LabRequestError(str(exc.message if hasattr(exc, "message") else exc), exc.field) from None
+        raise LabRequestError(exc.message, exc.field) from None
     with transaction.atomic():
         active = LabRun.objects.select_for_update().filter(user=user, status__in=LabRun.ACTIVE)
         if len(active) >= MAX_ACTIVE_RUNS:
