@@ -188,3 +188,15 @@ def browser_login(page, live_server, next_path: str, username: str = "ada", pass
     page.fill("#id_username", username)
     page.fill("#id_password", password)
     page.press("#id_password", "Enter")
+
+
+def run_python_ok(code: str, *, drop_env: tuple[str, ...] = ()) -> None:
+    """Run `code` in a fresh interpreter with the project's settings; it must exit 0 and print "ok" last.
+
+    Used to prove a module stays light (no torch) when imported the way the web process imports it.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in drop_env}
+    env["DJANGO_SETTINGS_MODULE"] = "tutor.settings"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-2000:]

@@ -5,13 +5,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import run_python_ok
 from tutor.teacher import grading as g
 from tutor.teacher import grading_bench as bench
 from tutor.teacher import llm
@@ -284,8 +282,4 @@ def test_importing_grading_does_not_import_torch():
         assert not heavy, heavy
         print("ok")
     """)
-    env = {k: v for k, v in os.environ.items() if k != "TEACHER_GRADING_EMBEDDINGS"}
-    env["DJANGO_SETTINGS_MODULE"] = "tutor.settings"
-    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-2000:]
+    run_python_ok(code, drop_env=("TEACHER_GRADING_EMBEDDINGS",))

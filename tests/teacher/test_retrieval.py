@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import run_python_ok
 from tutor.teacher import bench
 from tutor.teacher import retrieval as r
 
@@ -84,11 +82,7 @@ def test_retrieval_module_does_not_import_torch():
         assert not heavy, heavy
         print("ok")
     """)
-    env = {k: v for k, v in os.environ.items() if k != "TEACHER_EMBEDDINGS"}
-    env["DJANGO_SETTINGS_MODULE"] = "tutor.settings"
-    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-2000:]
+    run_python_ok(code, drop_env=("TEACHER_EMBEDDINGS",))
 
 
 def test_eval_set_is_big_enough_and_covers_every_section():
