@@ -176,6 +176,13 @@ from . import flash_attention as _triton_flash  # noqa: E402
 register_variant(AttentionVariant("triton_flash", "Tilewise Triton FlashAttention", _triton_flash.build,
                                   _triton_flash.unavailable, cpu_check=_triton_flash.cpu_check))
 
+# The same algorithm for Hopper in Gluon, Triton's lower-level language (flash_attention_gluon.py):
+# warp-specialized, asynchronous tensor-core work. Hopper GPUs only; nothing to check on a CPU.
+from . import flash_attention_gluon as _gluon_flash  # noqa: E402
+
+register_variant(AttentionVariant("gluon_flash", "Tilewise FlashAttention for Hopper (Gluon)", _gluon_flash.build,
+                                  _gluon_flash.unavailable))
+
 # From here on AttentionParams defaults to and accepts this registry's names, later registrations
 # included; before this module is imported it knows the built-ins by name only.
 use_attention_registry(VARIANTS)

@@ -93,7 +93,7 @@ class LaunchParams(Params):
 # attention.py, which hands it over here when imported; a variant registered there later counts
 # too. A process that never imports attention.py (the web process) knows the built-ins by name.
 BUILTIN_ATTENTION_VARIANTS = ("naive", "sdpa_flash", "sdpa_cudnn", "sdpa_efficient", "sdpa_math", "flash_attn",
-                              "triton_flash")
+                              "triton_flash", "gluon_flash")
 _attention_registry: Mapping[str, Any] | None = None
 
 

@@ -7,6 +7,7 @@ import torch
 
 from labs.experiments import attention as att
 from labs.experiments import flash_attention as fa
+from labs.experiments import flash_attention_gluon as fg
 from labs.experiments.common import compare, get_device, triton_or_none
 from labs.experiments.experiment_params import BUILTIN_ATTENTION_VARIANTS
 
@@ -45,7 +46,7 @@ def test_interpreter_catches_a_wrong_kernel(monkeypatch):
 
 
 def test_registered_as_an_attention_variant():
-    assert "triton_flash" in att.VARIANTS and BUILTIN_ATTENTION_VARIANTS[-1] == "triton_flash"
+    assert "triton_flash" in att.VARIANTS and BUILTIN_ATTENTION_VARIANTS[-2:] == ("triton_flash", "gluon_flash")
     assert att.VARIANTS["triton_flash"].title == "Tilewise Triton FlashAttention"
     assert "triton_flash" in att.AttentionParams.defaults_for("cuda").variants
 
@@ -143,6 +144,8 @@ def _speed_line(causal: bool) -> str:
     q, k, v = (torch.randn(1, 32, 4096, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     work = att.flops(1, 32, 4096, 128, causal)
     fns = {"triton_flash": lambda: fa.flash_attention(q, k, v, causal)}
+    if fg.available() is None:
+        fns["gluon_flash"] = fg.build(q, k, v, causal)
     for name, backend in (("sdpa_flash", SDPBackend.FLASH_ATTENTION), ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION)):
         def sdpa(backend=backend):
             with sdpa_kernel(backend):
@@ -150,12 +153,14 @@ def _speed_line(causal: bool) -> str:
         fns[name] = sdpa
     tflops = {name: work / (measure(fn, get_device("cuda")).median_ms * 1e-3) / 1e12 for name, fn in fns.items()}
     rows = att.check_rows(4096, 256)
-    check = compare(fns["triton_flash"]()[:, :, rows.cuda()], att.reference_rows(q, k, v, causal, rows), "bfloat16")
-    assert check["passed"], check
+    ours = [name for name in fns if not name.startswith("sdpa")]
+    for name in ours:
+        check = compare(fns[name]()[:, :, rows.cuda()], att.reference_rows(q, k, v, causal, rows), "bfloat16")
+        assert check["passed"], (name, check)
     return (f"N=4096 d=128 H=32 bf16 {'causal' if causal else 'full  '}: "
             + ", ".join(f"{name} {t:.0f} TFLOP/s" for name, t in tflops.items())
-            + f"; triton_flash / cuDNN {tflops['triton_flash'] / tflops['sdpa_cudnn']:.2f}x, "
-              f"/ SDPA flash {tflops['triton_flash'] / tflops['sdpa_flash']:.2f}x")
+            + "".join(f"; {name} / cuDNN {tflops[name] / tflops['sdpa_cudnn']:.2f}x, "
+                      f"/ SDPA flash {tflops[name] / tflops['sdpa_flash']:.2f}x" for name in ours))
 
 
 @pytest.mark.gpu

@@ -1,0 +1,425 @@
+"""
+FlashAttention forward for Hopper, in Gluon (Triton's lower-level language)
+============================================================================
+
+The same algorithm as `flash_attention.py` (tiles of keys and values, online softmax), written in
+Gluon, which ships inside Triton (`triton.experimental.gluon`) and lets a kernel say what plain
+Triton decides for itself: which warps do what, where tiles live in shared memory, when a copy or
+a tensor-core instruction is waited for. That control is what the last 20% on an H100 needs; see
+"What was tried" in `flash_attention.py` for why plain Triton 3.6 stops short.
+
+The plan of one program (a CTA) follows FlashAttention-3 (Shah et al., 2024):
+
+  * Three groups of warps, each running its own code (warp specialization, `gl.warp_specialize`):
+    one *load* warp and two *compute* warpgroups of 4 warps. The load warp only issues TMA copies:
+    Q once, then K and V tiles into a ring of STAGES shared-memory slots. The compute warpgroups
+    own BLOCK_M query rows each and share every K and V tile the load warp brings, so a tile read
+    from memory serves 2 x BLOCK_M rows.
+  * Hand-offs through mbarriers, never a block-wide barrier: `k_ready[s]`/`v_ready[s]` complete
+    when slot s's copy lands (the TMA counts the bytes); `k_empty[s]`/`v_empty[s]` complete when
+    both compute warpgroups are done reading it, and only then does the load warp refill the slot.
+    The two compute warpgroups never wait for each other, so one can be in its softmax while the
+    other keeps the tensor cores busy (the ping-pong that two CTAs per SM gave the Triton kernel).
+  * Inside one compute warpgroup, the tensor-core work of one key block is meant to overlap the
+    softmax of the next (FlashAttention-3's intra-warpgroup pipelining). Hopper's matrix instruction
+    (wgmma) is asynchronous: issue S_j = Q K_j^T, then O += P_{j-1} V_{j-1}, wait only for S_j,
+    run the softmax of block j, and wait for P_{j-1} V_{j-1} last. The online softmax's order
+    changes accordingly: block j-1's rescale factor is applied to O just before P_{j-1} V_{j-1} is
+    issued; every term still ends up scaled to the final row maximum.
+    What the hardware runs is less: the PTX has this order, but ptxas (CUDA 13) moves the second
+    wait up to just after the row maximum, so the exponentials do not overlap P_{j-1} V_{j-1} in
+    the SASS. Moving that wait into the next iteration (after S_{j+1} is issued, where ptxas cannot
+    hoist it) made ptxas serialize every wgmma instead ("non wgmma instructions reading accumulator
+    registers", C7514), which is worse. The overlap the kernel gets comes from its two warpgroups.
+  * P never touches shared memory: the softmax output is converted in registers to the layout
+    wgmma takes its left operand in.
+
+Measured (H100 80GB HBM3, torch 2.11, Triton 3.6, cuDNN 9.19; bf16, batch 1, 32 heads, d = 128;
+do_bench median, L2 flushed; `python -m labs.experiments.flash_attention`), against SDPA's cuDNN
+backend in the same process; the ranges span separate runs (three at N = 16384 non-causal, four for
+the rest):
+
+    N      mask     this kernel (TFLOP/s)     vs cuDNN
+    4096   none     584-598                   0.95x-0.97x
+    16384  none     599-616                   0.97x-1.00x
+    4096   causal   503-516                   0.98x-1.01x
+    16384  causal   591-615                   1.03x-1.05x
+
+Schedules tried (best figure, N = 4096 / 16384, non-causal; `SWEEP_CONFIGS`): BLOCK_N 128 with 2
+stages 598 / 616 (the default); 3 stages 591 / 609; BLOCK_N 64 with 4 stages 520 / 535 (twice the
+per-block bookkeeping); ping-pong between the warpgroups through a pair of mbarriers (each issues
+its matrix work only after the other has, FlashAttention-3's scheduling barrier) 587 / 604: the two
+warpgroups already drift into alternation without it.
+
+Needs a Hopper GPU (sm_90) and a Triton whose Gluon has `warp_specialize(functions_and_args, ...)`,
+`warpgroup_mma(..., is_async=True)` and TMA/mbarrier support (3.6 has); `available()` says whether
+this one does (3.6 runs it; 3.9 compiles it, checked on a CPU by the tests). The module imports on
+any machine: without Gluon it only reports why not.
+"""
+
+import functools
+
+import torch
+
+from .common import NO_TRITON, triton_or_none
+
+triton = triton_or_none()
+try:  # Gluon's API changes between Triton releases: anything missing means "not available"
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.hopper import (
+        mbarrier,
+        tma,
+        warpgroup_mma,
+        warpgroup_mma_wait,
+    )
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    # The TMA load's name: async_copy_global_to_shared up to Triton 3.6, async_load after.
+    tma_load = tma.async_load if hasattr(tma, "async_load") else tma.async_copy_global_to_shared
+    GLUON_ERROR = None
+except Exception as exc:  # noqa: BLE001 (ImportError, or an AttributeError inside a changed module)
+    GLUON_ERROR = f"Gluon with Hopper support not found in this Triton ({type(exc).__name__}: {exc})"
+
+HEAD_DIMS = (64, 128)
+LOG2E = 1.4426950408889634
+
+if GLUON_ERROR is None:
+
+    @gluon.jit
+    def _load_partition(desc_q, desc_k, desc_v, q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, k_empty, v_empty,
+                        q_row, kv_row, n_blocks, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr):
+        """The load warp: Q for both compute warpgroups, then K_j and V_j into slot j % STAGES."""
+        for g in gl.static_range(2):
+            mbarrier.expect(q_ready.index(g), desc_q.block_type.nbytes)
+            tma_load(desc_q, [q_row + g * BLOCK_M, 0], q_ready.index(g), q_smem.index(g))
+        for j in range(n_blocks):
+            s = j % STAGES
+            # The slot's previous tile (block j - STAGES) must have been released by both
+            # warpgroups: that is the completion of the empty barrier's phase j // STAGES - 1.
+            refill = j >= STAGES
+            phase = ((j // STAGES) & 1) ^ 1
+            mbarrier.wait(k_empty.index(s), phase, pred=refill)
+            mbarrier.expect(k_ready.index(s), desc_k.block_type.nbytes)
+            tma_load(desc_k, [kv_row + j * BLOCK_N, 0], k_ready.index(s), k_smem.index(s))
+            mbarrier.wait(v_empty.index(s), phase, pred=refill)
+            mbarrier.expect(v_ready.index(s), desc_v.block_type.nbytes)
+            tma_load(desc_v, [kv_row + j * BLOCK_N, 0], v_ready.index(s), v_smem.index(s))
+
+    @gluon.jit
+    def _softmax_step(s, m_i, l_i, qk_scale):
+        """Fold one block of scores into the running max and sum (base 2, see flash_attention.py)."""
+        m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
+        p = gl.exp2(s * qk_scale - gl.expand_dims(m_new, 1))
+        alpha = gl.exp2(m_i - m_new)
+        l_i = l_i * alpha + gl.sum(p, 1)
+        return p, m_new, l_i, alpha
+
+    @gluon.jit
+    def _mask(s, j, rows, n_ctx, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr, s_layout: gl.constexpr):
+        cols = j * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
+        keep = gl.expand_dims(cols < n_ctx, 0)
+        if CAUSAL:
+            keep = keep & (gl.expand_dims(rows, 1) >= gl.expand_dims(cols, 0))
+        return gl.where(keep, s, float("-inf"))
+
+    @gluon.jit
+    def _take_turn(turn, t, G: gl.constexpr, PINGPONG: gl.constexpr):
+        """Ping-pong: wait until the other warpgroup has issued its matrix work for this round."""
+        if PINGPONG:
+            mbarrier.wait(turn.index(G), t & 1)
+
+    @gluon.jit
+    def _pass_turn(turn, G: gl.constexpr, PINGPONG: gl.constexpr):
+        if PINGPONG:
+            mbarrier.arrive(turn.index(1 - G), count=1)
+
+    @gluon.jit
+    def _scores(q, k_smem, k_ready, turn, j, G: gl.constexpr, PINGPONG: gl.constexpr, STAGES: gl.constexpr,
+                BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, s_layout: gl.constexpr):
+        """Issue S_j = Q K_j^T on the tensor cores (asynchronously) once K_j has landed."""
+        s = j % STAGES
+        mbarrier.wait(k_ready.index(s), (j // STAGES) & 1)
+        _take_turn(turn, j, G, PINGPONG)
+        zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
+        return warpgroup_mma(q, k_smem.index(s).permute((1, 0)), zero, use_acc=False, is_async=True)
+
+    @gluon.jit
+    def _pv(p, v_smem, v_ready, acc, alpha, j, STAGES: gl.constexpr, o_layout: gl.constexpr):
+        """Rescale O to block j's maximum, then issue O += P_j V_j (asynchronously)."""
+        acc = acc * gl.expand_dims(gl.convert_layout(alpha, gl.SliceLayout(1, o_layout)), 1)
+        mbarrier.wait(v_ready.index(j % STAGES), (j // STAGES) & 1)
+        return warpgroup_mma(p, v_smem.index(j % STAGES), acc, is_async=True)
+
+    @gluon.jit
+    def _step(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, acc, p, m_i, l_i, alpha, j, rows, n_ctx,
+              qk_scale, G: gl.constexpr, PINGPONG: gl.constexpr, STAGES: gl.constexpr, BLOCK_M: gl.constexpr,
+              BLOCK_N: gl.constexpr, MASK: gl.constexpr, CAUSAL: gl.constexpr, s_layout: gl.constexpr,
+              o_layout: gl.constexpr, p_layout: gl.constexpr):
+        """Key block j: S_j and P_{j-1} V_{j-1} in flight together, softmax of S_j under the latter."""
+        s_tok = _scores(q, k_smem, k_ready, turn, j, G, PINGPONG, STAGES, BLOCK_M, BLOCK_N, s_layout)
+        # O picks up block j-1's rescale factor while S_j runs, then P_{j-1} V_{j-1} is issued.
+        acc_tok = _pv(p, v_smem, v_ready, acc, alpha, j - 1, STAGES, o_layout)
+        _pass_turn(turn, G, PINGPONG)
+        s = warpgroup_mma_wait(1, deps=[s_tok])  # S_j is done; P_{j-1} V_{j-1} may still run
+        mbarrier.arrive(k_empty.index(j % STAGES), count=1)
+        if MASK:
+            s = _mask(s, j, rows, n_ctx, BLOCK_N, CAUSAL, s_layout)
+        p_new, m_i, l_i, alpha = _softmax_step(s, m_i, l_i, qk_scale)
+        acc, p = warpgroup_mma_wait(0, deps=[acc_tok, p])  # P_{j-1} must live until its product is done
+        mbarrier.arrive(v_empty.index((j - 1) % STAGES), count=1)
+        p = gl.convert_layout(p_new.to(v_smem.dtype), p_layout)
+        return acc, p, m_i, l_i, alpha
+
+    @gluon.jit
+    def _compute_partition(q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, k_empty, v_empty, turn, o_ptr,
+                           stride_om, o_row0, q_start, n_ctx, n_full, n_blocks, qk_scale, G: gl.constexpr,
+                           HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                           STAGES: gl.constexpr, CAUSAL: gl.constexpr, PINGPONG: gl.constexpr):
+        """One compute warpgroup: query rows q_start + G * BLOCK_M .. + BLOCK_M of one head."""
+        s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                           instr_shape=[16, BLOCK_N, 16])
+        o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                           instr_shape=[16, HEAD_DIM, 16])
+        p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
+        row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
+
+        q = q_smem.index(G)
+        rows = q_start + G * BLOCK_M + gl.arange(0, BLOCK_M, layout=row_layout)
+        if PINGPONG and G == 1:
+            _pass_turn(turn, G, PINGPONG)  # warpgroup 0 issues first
+        mbarrier.wait(q_ready.index(G), 0)
+
+        # Block 0 alone: its softmax has nothing to overlap with.
+        s_tok = _scores(q, k_smem, k_ready, turn, 0, G, PINGPONG, STAGES, BLOCK_M, BLOCK_N, s_layout)
+        _pass_turn(turn, G, PINGPONG)
+        s = warpgroup_mma_wait(0, deps=[s_tok])
+        mbarrier.arrive(k_empty.index(0), count=1)
+        if n_full == 0:
+            s = _mask(s, 0, rows, n_ctx, BLOCK_N, CAUSAL, s_layout)
+        m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, row_layout)
+        l_i = gl.zeros([BLOCK_M], gl.float32, row_layout)
+        p, m_i, l_i, alpha = _softmax_step(s, m_i, l_i, qk_scale)
+        p = gl.convert_layout(p.to(v_smem.dtype), p_layout)
+        acc = gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, o_layout)
+
+        for j in range(1, n_full):  # blocks that need no mask
+            acc, p, m_i, l_i, alpha = _step(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, acc, p, m_i,
+                                            l_i, alpha, j, rows, n_ctx, qk_scale, G, PINGPONG, STAGES, BLOCK_M,
+                                            BLOCK_N, False, CAUSAL, s_layout, o_layout, p_layout)
+        for j in range(gl.maximum(n_full, 1), n_blocks):  # the diagonal (causal) and a ragged last block
+            acc, p, m_i, l_i, alpha = _step(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, acc, p, m_i,
+                                            l_i, alpha, j, rows, n_ctx, qk_scale, G, PINGPONG, STAGES, BLOCK_M,
+                                            BLOCK_N, True, CAUSAL, s_layout, o_layout, p_layout)
+
+        # The last block's product (its turn is round n_blocks), then the division by the softmax sum.
+        _take_turn(turn, n_blocks, G, PINGPONG)
+        acc_tok = _pv(p, v_smem, v_ready, acc, alpha, n_blocks - 1, STAGES, o_layout)
+        _pass_turn(turn, G, PINGPONG)
+        acc = warpgroup_mma_wait(0, deps=[acc_tok])
+        mbarrier.arrive(v_empty.index((n_blocks - 1) % STAGES), count=1)
+        out = acc / gl.expand_dims(gl.convert_layout(l_i, gl.SliceLayout(1, o_layout)), 1)
+
+        offs_m = q_start + G * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, o_layout))
+        offs_d = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, o_layout))
+        ptrs = o_ptr + o_row0 + gl.expand_dims(offs_m.to(gl.int64) * stride_om, 1) + gl.expand_dims(offs_d, 0)
+        gl.store(ptrs, out.to(o_ptr.dtype.element_ty), mask=gl.expand_dims(offs_m < n_ctx, 1))
+
+    @gluon.jit
+    def _attn_fwd_ws(desc_q, desc_k, desc_v, o_ptr, qk_scale, n_ctx, stride_oz_h, stride_om,
+                     HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
+                     CAUSAL: gl.constexpr, PINGPONG: gl.constexpr, LOAD_REGS: gl.constexpr,
+                     COMPUTE_REGS: gl.constexpr):
+        dtype: gl.constexpr = desc_k.dtype
+        pid_m = gl.program_id(0)
+        off_hz = gl.program_id(1)
+        if CAUSAL:
+            start_m = gl.num_programs(0) - 1 - pid_m  # heaviest query block first
+        else:
+            start_m = pid_m
+        q_start = start_m * (2 * BLOCK_M)
+        kv_row = off_hz * n_ctx  # this head's first row in the (batch * heads * N, d) view
+        if CAUSAL:
+            n_full = q_start // BLOCK_N
+            n_blocks = gl.cdiv(gl.minimum(q_start + 2 * BLOCK_M, n_ctx), BLOCK_N)
+        else:
+            n_full = n_ctx // BLOCK_N
+            n_blocks = gl.cdiv(n_ctx, BLOCK_N)
+
+        q_smem = gl.allocate_shared_memory(dtype, [2, BLOCK_M, HEAD_DIM], desc_q.layout)
+        k_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], desc_k.layout)
+        v_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], desc_v.layout)
+        q_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+        k_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        v_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        k_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        v_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        turn = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+        for g in gl.static_range(2):
+            mbarrier.init(q_ready.index(g), count=1)
+            mbarrier.init(turn.index(g), count=1)
+        for s in gl.static_range(STAGES):
+            mbarrier.init(k_ready.index(s), count=1)
+            mbarrier.init(v_ready.index(s), count=1)
+            mbarrier.init(k_empty.index(s), count=2)  # one arrival per compute warpgroup
+            mbarrier.init(v_empty.index(s), count=2)
+
+        o_row0 = off_hz.to(gl.int64) * stride_oz_h
+        # (Each partition's arguments as one literal tuple: concatenating tuples would unwrap the
+        # compile-time constants into plain Python values, which a partition cannot receive.)
+        gl.warp_specialize([
+            (_compute_partition, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, k_empty, v_empty, turn, o_ptr,
+                                  stride_om, o_row0, q_start, n_ctx, n_full, n_blocks, qk_scale, gl.constexpr(0),
+                                  HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, PINGPONG)),
+            (_compute_partition, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, k_empty, v_empty, turn, o_ptr,
+                                  stride_om, o_row0, q_start, n_ctx, n_full, n_blocks, qk_scale, gl.constexpr(1),
+                                  HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, PINGPONG)),
+            (_load_partition, (desc_q, desc_k, desc_v, q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, k_empty,
+                               v_empty, kv_row + q_start, kv_row, n_blocks, BLOCK_M, BLOCK_N, STAGES)),
+        ], [4, 1], [COMPUTE_REGS, LOAD_REGS])
+
+
+# (BLOCK_M per compute warpgroup, BLOCK_N, STAGES, ping-pong, compute registers, load registers).
+# Registers: 65536 per SM over 12 warps; the two compute warpgroups take 240 each, the load warp's
+# warpgroup 24 (setmaxnreg moves them at the fork). Shared memory at d = 128: Q 2 x 16 KB, and K and
+# V 32 KB each per stage, so 2 stages (160 KB) leave room for nothing else: one CTA per SM.
+DEFAULT_CONFIG = {128: (64, 128, 2, False, 240, 24), 64: (64, 128, 3, False, 240, 24)}
+# What `python -m labs.experiments.flash_attention --sweep --variants gluon` compares.
+SWEEP_CONFIGS = [(64, 128, 2, False, 240, 24), (64, 128, 2, True, 240, 24), (64, 128, 3, False, 240, 24),
+                 (64, 64, 4, False, 240, 24)]
+
+
+def available(device=None) -> str | None:
+    """None if the kernel can run here, else why not (one line)."""
+    if triton is NO_TRITON:
+        return "triton not installed"
+    if GLUON_ERROR is not None:
+        return GLUON_ERROR
+    if not torch.cuda.is_available():
+        return "needs a CUDA GPU"
+    if torch.cuda.get_device_capability(device)[0] != 9:
+        return "written for Hopper (sm_90: H100, H200): wgmma and TMA as used here"
+    return None
+
+
+def unavailable(device, dtype: str) -> str | None:
+    """The attention lab's question: can this variant run on `device` (a common.Device) in `dtype`?"""
+    if not device.is_cuda:
+        return ("needs a Hopper GPU (H100/H200); Gluon kernels do not run under the Triton interpreter, so "
+                "on a CPU there is nothing to check")
+    why = available(device.index)
+    if why:
+        return why
+    if dtype not in ("bfloat16", "float16"):
+        return "runs bf16 and fp16 only (the tensor cores' input types)"
+    return None
+
+
+@functools.cache
+def _shared_layout(rows: int, head_dim: int, torch_dtype):
+    return gl.NVMMASharedLayout.get_default_for([rows, head_dim], {torch.bfloat16: gl.bfloat16,
+                                                                   torch.float16: gl.float16}[torch_dtype])
+
+
+def prepare(q, k, v, causal: bool = False, sm_scale: float | None = None, config: tuple | None = None):
+    """The kernel on these (batch, heads, N, d) tensors as a callable: launch(out=None) -> O.
+
+    Checks, descriptors and the grid are made here once; each call allocates the output (unless
+    given one: contiguous, shaped and typed like q) and launches."""
+    why = available(q.device)
+    if why:
+        raise RuntimeError(why)
+    if q.dim() != 4 or q.shape != k.shape or q.shape != v.shape or not (q.dtype == k.dtype == v.dtype):
+        raise ValueError("q, k, v must share one (batch, heads, N, d) shape and dtype")
+    if q.dtype not in (torch.bfloat16, torch.float16):
+        raise ValueError(f"{q.dtype} not supported: bf16 or fp16")
+    b, h, n, d = q.shape
+    if d not in HEAD_DIMS:
+        raise ValueError(f"head dim {d} not supported by the Gluon kernel; one of {HEAD_DIMS}")
+    block_m, block_n, stages, pingpong, compute_regs, load_regs = config or DEFAULT_CONFIG[d]
+    # The descriptors see all heads as one (batch * heads * N, d) array of rows.
+    q, k, v = (t.contiguous() for t in (q, k, v))
+    rows = b * h * n
+    desc_q, desc_k, desc_v = (
+        TensorDescriptor(t.view(rows, d), [rows, d], [d, 1], [tile, d], _shared_layout(tile, d, q.dtype))
+        for t, tile in ((q, block_m), (k, block_n), (v, block_n)))
+    qk_scale = (d ** -0.5 if sm_scale is None else float(sm_scale)) * LOG2E
+    grid = (triton.cdiv(n, 2 * block_m), b * h)
+
+    def launch(out: torch.Tensor | None = None) -> torch.Tensor:
+        o = torch.empty(q.shape, dtype=q.dtype, device=q.device) if out is None else out
+        _attn_fwd_ws[grid](desc_q, desc_k, desc_v, o, qk_scale, n, n * d, d, HEAD_DIM=d, BLOCK_M=block_m,
+                           BLOCK_N=block_n, STAGES=stages, CAUSAL=bool(causal), PINGPONG=bool(pingpong),
+                           LOAD_REGS=load_regs, COMPUTE_REGS=compute_regs, num_warps=4)
+        return o
+
+    return launch
+
+
+def flash_attention(q, k, v, causal: bool = False, sm_scale: float | None = None, config: tuple | None = None,
+                    out: torch.Tensor | None = None) -> torch.Tensor:
+    """softmax(q k^T * sm_scale [+ causal mask]) v, like SDPA, on a Hopper GPU (see available())."""
+    if out is not None and (out.shape != q.shape or out.dtype != q.dtype or not out.is_contiguous()):
+        raise ValueError("out must be a contiguous tensor shaped and typed like q")
+    return prepare(q, k, v, causal, sm_scale, config)(out)
+
+
+def _raise(exc: Exception):
+    raise exc
+
+
+def build(q, k, v, causal):
+    """The attention lab's variant: a callable; a shape it cannot run raises on the first call, which
+    the lab reports as the reason instead of stopping the run."""
+    try:
+        return prepare(q, k, v, causal)
+    except (ValueError, RuntimeError) as exc:
+        return functools.partial(_raise, exc)
+
+
+def compile_for_hopper(head_dim: int = 128, causal: bool = False, dtype: str = "bf16",
+                       config: tuple | None = None) -> dict:
+    """Compile the kernel for sm_90 without a GPU (Triton's ahead-of-time path) and read the result.
+
+    Returns registers per thread, spilled bytes (local memory), shared memory, and the number of
+    tensor-core instructions (HGMMA) and of the waits for them (WARPGROUP.DEPBAR) in the SASS: when
+    ptxas cannot keep wgmma asynchronous it "serializes" it, a wait after every instruction, and the
+    kernel loses the overlap it was written for. Used by the CPU tests; also a way to read the SASS.
+    """
+    import os
+    import re
+    import subprocess
+    import tempfile
+
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    if GLUON_ERROR is not None:
+        raise RuntimeError(GLUON_ERROR)
+    block_m, block_n, stages, pingpong, compute_regs, load_regs = config or DEFAULT_CONFIG[head_dim]
+    gl_dtype = {"bf16": gl.bfloat16, "fp16": gl.float16}[dtype]
+    layout_q = gl.NVMMASharedLayout.get_default_for([block_m, head_dim], gl_dtype)
+    layout_kv = gl.NVMMASharedLayout.get_default_for([block_n, head_dim], gl_dtype)
+    signature = {"desc_q": f"tensordesc<{dtype}[{block_m}, {head_dim}],{layout_q!r}>",
+                 "desc_k": f"tensordesc<{dtype}[{block_n}, {head_dim}],{layout_kv!r}>",
+                 "desc_v": f"tensordesc<{dtype}[{block_n}, {head_dim}],{layout_kv!r}>",
+                 "o_ptr": f"*{dtype}", "qk_scale": "fp32", "n_ctx": "i32", "stride_oz_h": "i32", "stride_om": "i32"}
+    constants = {"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n, "STAGES": stages, "CAUSAL": causal,
+                 "PINGPONG": pingpong, "LOAD_REGS": load_regs, "COMPUTE_REGS": compute_regs}
+    signature.update(dict.fromkeys(constants, "constexpr"))
+    kernel = triton.compile(GluonASTSource(_attn_fwd_ws, signature, constants), target=GPUTarget("cuda", 90, 32),
+                            options={"num_warps": 4})
+    tools = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
+    with tempfile.TemporaryDirectory() as tmp:
+        cubin = os.path.join(tmp, "kernel.cubin")
+        with open(cubin, "wb") as f:
+            f.write(kernel.asm["cubin"])
+        usage = subprocess.run([os.path.join(tools, "cuobjdump"), "--dump-resource-usage", cubin],
+                               capture_output=True, text=True, check=True).stdout
+        sass = subprocess.run([os.path.join(tools, "nvdisasm"), "-c", cubin], capture_output=True, text=True,
+                              check=True).stdout
+    return {"registers": int(re.search(r"REG:(\d+)", usage).group(1)),
+            "spilled_bytes": int(re.search(r"LOCAL:(\d+)", usage).group(1)),
+            "shared_bytes": kernel.metadata.shared, "warps": kernel.metadata.num_warps,
+            "hgmma": sass.count("HGMMA."), "wgmma_waits": sass.count("WARPGROUP.DEPBAR"),
+            "setmaxnreg": sass.count("USETMAXREG")}
