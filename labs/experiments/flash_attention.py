@@ -73,8 +73,8 @@ two independent 4-warp programs per SM are the closest it gets.
 
 What closes most of the gap is saying it explicitly, in Gluon: `flash_attention_gluon.py`, a load
 warp and two compute warpgroups sharing K/V tiles through mbarriers, with asynchronous wgmma. In the
-same runs it reached 584-598 TFLOP/s at N = 4096 (0.95-0.97x cuDNN) and 599-616 at N = 16384
-(0.97-1.00x); it is the attention lab's `gluon_flash` variant, and `--variants tma,gluon` (the
+same runs it reached 584-598 TFLOP/s at N = 4096 (0.94-0.97x cuDNN) and 599-642 at N = 16384
+(0.97-1.03x); it is the attention lab's `gluon_flash` variant, and `--variants tma,gluon` (the
 default here) times both next to SDPA.
 """
 

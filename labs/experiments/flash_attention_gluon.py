@@ -36,12 +36,12 @@ The plan of one program (a CTA) follows FlashAttention-3 (Shah et al., 2024):
 
 Measured (H100 80GB HBM3, torch 2.11, Triton 3.6, cuDNN 9.19; bf16, batch 1, 32 heads, d = 128;
 do_bench median, L2 flushed; `python -m labs.experiments.flash_attention`), against SDPA's cuDNN
-backend in the same process; the ranges span separate runs (three at N = 16384 non-causal, four for
-the rest):
+backend in the same process; the ranges span separate runs on fresh machines (three to five per row;
+the GPU's clocks move both kernels by a few percent from run to run):
 
     N      mask     this kernel (TFLOP/s)     vs cuDNN
-    4096   none     584-598                   0.95x-0.97x
-    16384  none     599-616                   0.97x-1.00x
+    4096   none     584-598                   0.94x-0.97x
+    16384  none     599-642                   0.97x-1.03x
     4096   causal   503-516                   0.98x-1.01x
     16384  causal   591-615                   1.03x-1.05x
 
