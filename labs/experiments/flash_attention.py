@@ -72,10 +72,10 @@ ping-pong of two warpgroups, its intra-warpgroup pipelining) is what Triton 3.6 
 two independent 4-warp programs per SM are the closest it gets.
 
 What closes most of the gap is saying it explicitly, in Gluon: `flash_attention_gluon.py`, a load
-warp and two compute warpgroups sharing K/V tiles through mbarriers, with asynchronous wgmma. In the
-same runs it reached 584-598 TFLOP/s at N = 4096 (0.94-0.97x cuDNN) and 599-642 at N = 16384
-(0.97-1.03x); it is the attention lab's `gluon_flash` variant, and `--variants tma,gluon` (the
-default here) times both next to SDPA.
+warp and two compute warpgroups sharing K/V tiles through mbarriers, with asynchronous wgmma. Timed
+in alternation with cuDNN (`paired()`, 7 rounds) it reached 0.95x cuDNN at N = 4096 and 0.997x
+(rounds 0.988-1.018) at N = 16384; this kernel, paired the same way, 0.84x and 0.87x. It is
+the attention lab's `gluon_flash` variant, and `--variants tma,gluon` (the default here) times both.
 """
 
 import argparse
@@ -773,6 +773,52 @@ def bench(shapes, variants, configs_for=SWEEP_CONFIGS, rep_ms=100.0, autotuned=T
     return rows
 
 
+def paired(shapes, variants, rounds: int = 5, rep_ms: float = 100.0, out=sys.stdout) -> list[dict]:
+    """Each variant (as the lab calls it) against SDPA cuDNN, timed in alternation: cuDNN, then each
+    variant, repeated `rounds` times. A GPU's clock drifts with its temperature over a long run, so
+    a kernel timed a minute after another can look a few percent slower for no reason of its own;
+    the ratio taken within each round compares neighbours in time. Returns one row per variant
+    and shape with the median of the per-round ratios and their range."""
+    import statistics
+
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from .common import get_device, measure
+
+    device = get_device("cuda")
+    rows = []
+    for b, h, n, d, causal in shapes:
+        q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+        work = 4.0 * b * h * n * n * d / (2 if causal else 1)
+
+        def cudnn(q=q, k=k, v=v, causal=causal):
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+        fns = {"sdpa_cudnn": cudnn}
+        for name in variants:
+            fns[name] = gluon_kernel.build(q, k, v, causal) if name == GLUON else prepare(q, k, v, causal,
+                                                                                             **KERNEL_VARIANTS[name])
+        tflops = {name: [] for name in fns}
+        for _ in range(rounds):
+            for name, fn in fns.items():
+                tflops[name].append(work / (measure(fn, device, rep_ms=rep_ms).median_ms * 1e-3) / 1e12)
+        shape = f"N={n} d={d} {'causal' if causal else 'full'}"
+        for name in variants:
+            ratios = [a / c for a, c in zip(tflops[name], tflops["sdpa_cudnn"], strict=True)]
+            row = {"shape": shape, "variant": name, "rounds": rounds, "tflops": statistics.median(tflops[name]),
+                   "cudnn_tflops": statistics.median(tflops["sdpa_cudnn"]), "ratio": statistics.median(ratios),
+                   "ratio_min": min(ratios), "ratio_max": max(ratios)}
+            rows.append(row)
+            print(f"{shape:22s} {name:8s} {row['tflops']:6.1f} TFLOP/s vs cuDNN {row['cudnn_tflops']:6.1f}: "
+                  f"{row['ratio']:.3f}x (rounds {row['ratio_min']:.3f}-{row['ratio_max']:.3f}, n={rounds})",
+                  file=out, flush=True)
+        del q, k, v, fns
+        torch.cuda.empty_cache()
+    return rows
+
+
 def summary(rows) -> str:
     lines = ["best per shape and variant: TFLOP/s, and the ratio to SDPA cuDNN and SDPA flash from the same run"]
     for shape in dict.fromkeys(r["shape"] for r in rows):
@@ -807,6 +853,8 @@ def main(argv=None) -> int:
     parser.add_argument("--configs", help="BMxBNxWARPSxSTAGES,... instead of the sweep's lists")
     parser.add_argument("--jobs", type=int, default=min(12, os.cpu_count() or 1), help="parallel compiles first")
     parser.add_argument("--rep-ms", type=float, default=100.0)
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="then each variant against cuDNN in this many alternating rounds (0: skip)")
     parser.add_argument("--json", help="write all rows here")
     args = parser.parse_args(argv)
 
@@ -859,9 +907,14 @@ def main(argv=None) -> int:
               f"{'; failed: ' + '; '.join(errors) if errors else ''}", flush=True)
     rows = bench(shapes, variants, configs_for, rep_ms=args.rep_ms, autotuned=autotuned)
     print("\n" + summary(rows))
+    pairs = []
+    if args.rounds > 0:
+        print(f"\npaired with cuDNN, {args.rounds} alternating rounds (median of the per-round ratios; range)")
+        pairs = paired(shapes, variants, args.rounds, args.rep_ms)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": device.describe(), "versions": library_versions(), "rows": rows}, f, indent=1)
+            json.dump({"device": device.describe(), "versions": library_versions(), "rows": rows, "paired": pairs},
+                      f, indent=1)
     return 0
 
 

@@ -35,21 +35,31 @@ The plan of one program (a CTA) follows FlashAttention-3 (Shah et al., 2024):
     wgmma takes its left operand in.
 
 Measured (H100 80GB HBM3, torch 2.11, Triton 3.6, cuDNN 9.19; bf16, batch 1, 32 heads, d = 128;
-do_bench median, L2 flushed; `python -m labs.experiments.flash_attention`), against SDPA's cuDNN
-backend in the same process; the ranges span separate runs on fresh machines (three to five per row;
-the GPU's clocks move both kernels by a few percent from run to run):
+do_bench median, L2 flushed). The GPU's clock drifts by a few percent over a long benchmark, so the
+ratio to cuDNN comes from `paired()`: cuDNN and this kernel timed in alternation, 7 rounds, the
+median of the per-round ratios (and their range):
 
-    N      mask     this kernel (TFLOP/s)     vs cuDNN
-    4096   none     584-598                   0.94x-0.97x
-    16384  none     599-642                   0.97x-1.03x
-    4096   causal   503-516                   0.98x-1.01x
-    16384  causal   591-615                   1.03x-1.05x
+    N      mask     this kernel    cuDNN     ratio (range over rounds)
+    4096   none     579 TFLOP/s    611       0.949x (0.937-0.972)
+    16384  none     611            613       0.997x (0.988-1.018)
+    4096   causal   502            505       0.994x (0.981-1.002)
+    16384  causal   609            575       1.061x (1.057-1.068)
 
-Schedules tried (best figure, N = 4096 / 16384, non-causal; `SWEEP_CONFIGS`): BLOCK_N 128 with 2
-stages 598 / 616 (the default); 3 stages 591 / 609; BLOCK_N 64 with 4 stages 520 / 535 (twice the
-per-block bookkeeping); ping-pong between the warpgroups through a pair of mbarriers (each issues
-its matrix work only after the other has, FlashAttention-3's scheduling barrier) 587 / 604: the two
-warpgroups already drift into alternation without it.
+Separate unpaired runs on fresh machines put it at 584-598 TFLOP/s (N = 4096) and 599-642
+(N = 16384), cuDNN at 613-625. The Triton kernel of flash_attention.py, paired the same way:
+0.84x, 0.87x, 0.85x, 0.88x.
+
+Schedules tried (N = 4096 / 16384, non-causal, TFLOP/s in one sweep unless paired; `SWEEP_CONFIGS`):
+  * "overlap", BLOCK_N 128, 2 stages: the default (above).
+  * 3 stages: paired 0.931x / 0.983x, no better and noisier.
+  * BLOCK_N 64, 4 stages: 520 / 551, twice the per-block bookkeeping.
+  * "pingpong": the two warpgroups take turns to issue their matrix work through a pair of
+    mbarriers (FlashAttention-3's scheduling barrier): 587 / 604 against 598 / 600 without; they
+    already drift into alternation on their own.
+  * "prefetch": S_{j+1} issued before block j's softmax and everything waited for at the end of the
+    block, so nothing is in flight across iterations. ptxas keeps that order (the exponentials
+    interleave with S_{j+1}'s wgmma in the SASS), but P_j V_j then runs with nothing of its own
+    warpgroup under it: 596 against 617 in the same sweep.
 
 Needs a Hopper GPU (sm_90) and a Triton whose Gluon has `warp_specialize(functions_and_args, ...)`,
 `warpgroup_mma(..., is_async=True)` and TMA/mbarrier support (3.6 has); `available()` says whether
@@ -172,10 +182,30 @@ if GLUON_ERROR is None:
         return acc, p, m_i, l_i, alpha
 
     @gluon.jit
+    def _step_prefetch(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, acc, s, m_i, l_i, j, rows,
+                       n_ctx, qk_scale, STAGES: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                       MASK: gl.constexpr, CAUSAL: gl.constexpr, s_layout: gl.constexpr, o_layout: gl.constexpr,
+                       p_layout: gl.constexpr):
+        """Key block j, "prefetch" schedule: S_{j+1} is issued first and runs under block j's softmax;
+        then O is rescaled and P_j V_j issued, and both are waited for before the next block. Nothing
+        stays in flight across iterations, so ptxas has nothing to reorder around."""
+        s_next_tok = _scores(q, k_smem, k_ready, turn, j + 1, 0, False, STAGES, BLOCK_M, BLOCK_N, s_layout)
+        if MASK:
+            s = _mask(s, j, rows, n_ctx, BLOCK_N, CAUSAL, s_layout)
+        p, m_i, l_i, alpha = _softmax_step(s, m_i, l_i, qk_scale)
+        p = gl.convert_layout(p.to(v_smem.dtype), p_layout)
+        acc_tok = _pv(p, v_smem, v_ready, acc, alpha, j, STAGES, o_layout)
+        s, acc, p = warpgroup_mma_wait(0, deps=[s_next_tok, acc_tok, p])
+        mbarrier.arrive(k_empty.index((j + 1) % STAGES), count=1)
+        mbarrier.arrive(v_empty.index(j % STAGES), count=1)
+        return acc, s, m_i, l_i
+
+    @gluon.jit
     def _compute_partition(q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, k_empty, v_empty, turn, o_ptr,
                            stride_om, o_row0, q_start, n_ctx, n_full, n_blocks, qk_scale, G: gl.constexpr,
                            HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-                           STAGES: gl.constexpr, CAUSAL: gl.constexpr, PINGPONG: gl.constexpr):
+                           STAGES: gl.constexpr, CAUSAL: gl.constexpr, PINGPONG: gl.constexpr,
+                           PREFETCH: gl.constexpr):
         """One compute warpgroup: query rows q_start + G * BLOCK_M .. + BLOCK_M of one head."""
         s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                            instr_shape=[16, BLOCK_N, 16])
@@ -189,6 +219,12 @@ if GLUON_ERROR is None:
         if PINGPONG and G == 1:
             _pass_turn(turn, G, PINGPONG)  # warpgroup 0 issues first
         mbarrier.wait(q_ready.index(G), 0)
+
+        if PREFETCH:
+            _prefetch_blocks(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, o_ptr, stride_om, o_row0,
+                             rows, q_start, n_ctx, n_full, n_blocks, qk_scale, G, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES,
+                             CAUSAL, s_layout, o_layout, p_layout)
+            return
 
         # Block 0 alone: its softmax has nothing to overlap with.
         s_tok = _scores(q, k_smem, k_ready, turn, 0, G, PINGPONG, STAGES, BLOCK_M, BLOCK_N, s_layout)
@@ -218,18 +254,53 @@ if GLUON_ERROR is None:
         _pass_turn(turn, G, PINGPONG)
         acc = warpgroup_mma_wait(0, deps=[acc_tok])
         mbarrier.arrive(v_empty.index((n_blocks - 1) % STAGES), count=1)
-        out = acc / gl.expand_dims(gl.convert_layout(l_i, gl.SliceLayout(1, o_layout)), 1)
+        _store(acc, l_i, o_ptr, o_row0, stride_om, q_start, n_ctx, G, HEAD_DIM, BLOCK_M, o_layout)
 
+    @gluon.jit
+    def _store(acc, l_i, o_ptr, o_row0, stride_om, q_start, n_ctx, G: gl.constexpr, HEAD_DIM: gl.constexpr,
+               BLOCK_M: gl.constexpr, o_layout: gl.constexpr):
+        """O = acc / l for this warpgroup's rows (those inside the sequence)."""
+        out = acc / gl.expand_dims(gl.convert_layout(l_i, gl.SliceLayout(1, o_layout)), 1)
         offs_m = q_start + G * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, o_layout))
         offs_d = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, o_layout))
         ptrs = o_ptr + o_row0 + gl.expand_dims(offs_m.to(gl.int64) * stride_om, 1) + gl.expand_dims(offs_d, 0)
         gl.store(ptrs, out.to(o_ptr.dtype.element_ty), mask=gl.expand_dims(offs_m < n_ctx, 1))
 
     @gluon.jit
+    def _prefetch_blocks(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, o_ptr, stride_om, o_row0, rows,
+                         q_start, n_ctx, n_full, n_blocks, qk_scale, G: gl.constexpr, HEAD_DIM: gl.constexpr,
+                         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr,
+                         s_layout: gl.constexpr, o_layout: gl.constexpr, p_layout: gl.constexpr):
+        """The whole key range under the prefetch schedule (_step_prefetch), then the output."""
+        s = warpgroup_mma_wait(0, deps=[_scores(q, k_smem, k_ready, turn, 0, 0, False, STAGES, BLOCK_M, BLOCK_N,
+                                                s_layout)])
+        mbarrier.arrive(k_empty.index(0), count=1)
+        m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, gl.SliceLayout(1, s_layout))
+        l_i = gl.zeros([BLOCK_M], gl.float32, gl.SliceLayout(1, s_layout))
+        acc = gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, o_layout)
+        last = n_blocks - 1
+        for j in range(0, gl.minimum(n_full, last)):  # blocks that need no mask
+            acc, s, m_i, l_i = _step_prefetch(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, acc, s,
+                                              m_i, l_i, j, rows, n_ctx, qk_scale, STAGES, BLOCK_M, BLOCK_N, False,
+                                              CAUSAL, s_layout, o_layout, p_layout)
+        for j in range(gl.minimum(n_full, last), last):  # the diagonal (causal) and a ragged block
+            acc, s, m_i, l_i = _step_prefetch(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, acc, s,
+                                              m_i, l_i, j, rows, n_ctx, qk_scale, STAGES, BLOCK_M, BLOCK_N, True,
+                                              CAUSAL, s_layout, o_layout, p_layout)
+        # The last block: nothing left to prefetch.
+        if last >= n_full:
+            s = _mask(s, last, rows, n_ctx, BLOCK_N, CAUSAL, s_layout)
+        p, m_i, l_i, alpha = _softmax_step(s, m_i, l_i, qk_scale)
+        p = gl.convert_layout(p.to(v_smem.dtype), p_layout)
+        acc = warpgroup_mma_wait(0, deps=[_pv(p, v_smem, v_ready, acc, alpha, last, STAGES, o_layout)])
+        mbarrier.arrive(v_empty.index(last % STAGES), count=1)
+        _store(acc, l_i, o_ptr, o_row0, stride_om, q_start, n_ctx, G, HEAD_DIM, BLOCK_M, o_layout)
+
+    @gluon.jit
     def _attn_fwd_ws(desc_q, desc_k, desc_v, o_ptr, qk_scale, n_ctx, stride_oz_h, stride_om,
                      HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
-                     CAUSAL: gl.constexpr, PINGPONG: gl.constexpr, LOAD_REGS: gl.constexpr,
-                     COMPUTE_REGS: gl.constexpr):
+                     CAUSAL: gl.constexpr, PINGPONG: gl.constexpr, PREFETCH: gl.constexpr,
+                     LOAD_REGS: gl.constexpr, COMPUTE_REGS: gl.constexpr):
         dtype: gl.constexpr = desc_k.dtype
         pid_m = gl.program_id(0)
         off_hz = gl.program_id(1)
@@ -270,23 +341,32 @@ if GLUON_ERROR is None:
         gl.warp_specialize([
             (_compute_partition, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, k_empty, v_empty, turn, o_ptr,
                                   stride_om, o_row0, q_start, n_ctx, n_full, n_blocks, qk_scale, gl.constexpr(0),
-                                  HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, PINGPONG)),
+                                  HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, PINGPONG, PREFETCH)),
             (_compute_partition, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, k_empty, v_empty, turn, o_ptr,
                                   stride_om, o_row0, q_start, n_ctx, n_full, n_blocks, qk_scale, gl.constexpr(1),
-                                  HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, PINGPONG)),
+                                  HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, PINGPONG, PREFETCH)),
             (_load_partition, (desc_q, desc_k, desc_v, q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, k_empty,
                                v_empty, kv_row + q_start, kv_row, n_blocks, BLOCK_M, BLOCK_N, STAGES)),
         ], [4, 1], [COMPUTE_REGS, LOAD_REGS])
 
 
-# (BLOCK_M per compute warpgroup, BLOCK_N, STAGES, ping-pong, compute registers, load registers).
+# (BLOCK_M per compute warpgroup, BLOCK_N, STAGES, schedule, compute registers, load registers); the
+# schedule is "overlap" (S_j and P_{j-1} V_{j-1} in flight together), "pingpong" (the same, the two
+# warpgroups taking turns to issue) or "prefetch" (S_{j+1} issued before block j's softmax).
 # Registers: 65536 per SM over 12 warps; the two compute warpgroups take 240 each, the load warp's
 # warpgroup 24 (setmaxnreg moves them at the fork). Shared memory at d = 128: Q 2 x 16 KB, and K and
 # V 32 KB each per stage, so 2 stages (160 KB) leave room for nothing else: one CTA per SM.
-DEFAULT_CONFIG = {128: (64, 128, 2, False, 240, 24), 64: (64, 128, 3, False, 240, 24)}
+DEFAULT_CONFIG = {128: (64, 128, 2, "overlap", 240, 24), 64: (64, 128, 3, "overlap", 240, 24)}
 # What `python -m labs.experiments.flash_attention --sweep --variants gluon` compares.
-SWEEP_CONFIGS = [(64, 128, 2, False, 240, 24), (64, 128, 2, True, 240, 24), (64, 128, 3, False, 240, 24),
-                 (64, 64, 4, False, 240, 24)]
+SWEEP_CONFIGS = [(64, 128, 2, "overlap", 240, 24), (64, 128, 2, "pingpong", 240, 24),
+                 (64, 128, 2, "prefetch", 240, 24), (64, 128, 3, "overlap", 240, 24), (64, 64, 4, "overlap", 240, 24)]
+SCHEDULES = ("overlap", "pingpong", "prefetch")
+
+
+def _schedule_flags(schedule: str) -> dict:
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule {schedule!r}: one of {SCHEDULES}")
+    return {"PINGPONG": schedule == "pingpong", "PREFETCH": schedule == "prefetch"}
 
 
 def available(device=None) -> str | None:
@@ -336,7 +416,8 @@ def prepare(q, k, v, causal: bool = False, sm_scale: float | None = None, config
     b, h, n, d = q.shape
     if d not in HEAD_DIMS:
         raise ValueError(f"head dim {d} not supported by the Gluon kernel; one of {HEAD_DIMS}")
-    block_m, block_n, stages, pingpong, compute_regs, load_regs = config or DEFAULT_CONFIG[d]
+    block_m, block_n, stages, schedule, compute_regs, load_regs = config or DEFAULT_CONFIG[d]
+    flags = _schedule_flags(schedule)
     # The descriptors see all heads as one (batch * heads * N, d) array of rows.
     q, k, v = (t.contiguous() for t in (q, k, v))
     rows = b * h * n
@@ -349,8 +430,8 @@ def prepare(q, k, v, causal: bool = False, sm_scale: float | None = None, config
     def launch(out: torch.Tensor | None = None) -> torch.Tensor:
         o = torch.empty(q.shape, dtype=q.dtype, device=q.device) if out is None else out
         _attn_fwd_ws[grid](desc_q, desc_k, desc_v, o, qk_scale, n, n * d, d, HEAD_DIM=d, BLOCK_M=block_m,
-                           BLOCK_N=block_n, STAGES=stages, CAUSAL=bool(causal), PINGPONG=bool(pingpong),
-                           LOAD_REGS=load_regs, COMPUTE_REGS=compute_regs, num_warps=4)
+                           BLOCK_N=block_n, STAGES=stages, CAUSAL=bool(causal), LOAD_REGS=load_regs,
+                           COMPUTE_REGS=compute_regs, num_warps=4, **flags)
         return o
 
     return launch
@@ -396,7 +477,7 @@ def compile_for_hopper(head_dim: int = 128, causal: bool = False, dtype: str = "
 
     if GLUON_ERROR is not None:
         raise RuntimeError(GLUON_ERROR)
-    block_m, block_n, stages, pingpong, compute_regs, load_regs = config or DEFAULT_CONFIG[head_dim]
+    block_m, block_n, stages, schedule, compute_regs, load_regs = config or DEFAULT_CONFIG[head_dim]
     gl_dtype = {"bf16": gl.bfloat16, "fp16": gl.float16}[dtype]
     layout_q = gl.NVMMASharedLayout.get_default_for([block_m, head_dim], gl_dtype)
     layout_kv = gl.NVMMASharedLayout.get_default_for([block_n, head_dim], gl_dtype)
@@ -405,7 +486,7 @@ def compile_for_hopper(head_dim: int = 128, causal: bool = False, dtype: str = "
                  "desc_v": f"tensordesc<{dtype}[{block_n}, {head_dim}],{layout_kv!r}>",
                  "o_ptr": f"*{dtype}", "qk_scale": "fp32", "n_ctx": "i32", "stride_oz_h": "i32", "stride_om": "i32"}
     constants = {"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n, "STAGES": stages, "CAUSAL": causal,
-                 "PINGPONG": pingpong, "LOAD_REGS": load_regs, "COMPUTE_REGS": compute_regs}
+                 **_schedule_flags(schedule), "LOAD_REGS": load_regs, "COMPUTE_REGS": compute_regs}
     signature.update(dict.fromkeys(constants, "constexpr"))
     kernel = triton.compile(GluonASTSource(_attn_fwd_ws, signature, constants), target=GPUTarget("cuda", 90, 32),
                             options={"num_warps": 4})

@@ -39,7 +39,7 @@ def test_compiles_for_hopper_with_async_tensor_cores_and_no_spills(head_dim, cau
 @needs_gluon
 def test_a_register_starved_schedule_is_caught():
     # The check above is not vacuous: squeezing the compute warpgroups to 152 registers spills.
-    info = fg.compile_for_hopper(128, False, "bf16", config=(64, 128, 2, False, 152, 24))
+    info = fg.compile_for_hopper(128, False, "bf16", config=(64, 128, 2, "overlap", 152, 24))
     assert info["spilled_bytes"] > 0 or info["wgmma_waits"] > info["hgmma"] // 4, info
 
 
