@@ -71,11 +71,12 @@ The missing overlap of softmax and matrix work inside one warpgroup (FlashAttent
 ping-pong of two warpgroups, its intra-warpgroup pipelining) is what Triton 3.6 cannot express;
 two independent 4-warp programs per SM are the closest it gets.
 
-What closes most of the gap is saying it explicitly, in Gluon: `flash_attention_gluon.py`, a load
-warp and two compute warpgroups sharing K/V tiles through mbarriers, with asynchronous wgmma. Timed
-in alternation with cuDNN (`paired()`, 7 rounds) it reached 0.95x cuDNN at N = 4096 and 0.997x
-(rounds 0.988-1.018) at N = 16384; this kernel, paired the same way, 0.84x and 0.87x. It is
-the attention lab's `gluon_flash` variant, and `--variants tma,gluon` (the default here) times both.
+What closes the gap is saying it explicitly, in Gluon: `flash_attention_gluon.py`, a load warp and
+two compute warpgroups sharing K/V tiles through mbarriers, asynchronous wgmma, persistent CTAs for
+non-causal attention. Timed in alternation with cuDNN (`paired()`, 7 rounds, two runs) it reached
+0.99x cuDNN at N = 4096 and 0.997-1.013x at N = 16384; this kernel, paired the same way, 0.84x and
+0.87x. It is the attention lab's `gluon_flash` variant, and `--variants tma,gluon` (the default
+here) times both.
 """
 
 import argparse

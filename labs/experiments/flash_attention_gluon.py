@@ -33,33 +33,41 @@ The plan of one program (a CTA) follows FlashAttention-3 (Shah et al., 2024):
     registers", C7514), which is worse. The overlap the kernel gets comes from its two warpgroups.
   * P never touches shared memory: the softmax output is converted in registers to the layout
     wgmma takes its left operand in.
+  * For non-causal attention the kernel is persistent (`_attn_fwd_persistent`): one CTA per SM
+    walks its share of the tiles, and the load warp fetches the next tile's Q (double-buffered) and
+    first K/V blocks while the compute warpgroups finish the current one, so the pipeline does not
+    drain and refill at every tile. Causal attention keeps one CTA per tile (`_attn_fwd_ws`): its
+    tiles differ in cost up to N / BLOCK_N-fold, and the GPU's block scheduler, which gives the next
+    tile to whichever SM frees up first, balances them better than a fixed stride does.
 
 Measured (H100 80GB HBM3, torch 2.11, Triton 3.6, cuDNN 9.19; bf16, batch 1, 32 heads, d = 128;
 do_bench median, L2 flushed). The GPU's clock drifts by a few percent over a long benchmark, so the
 ratio to cuDNN comes from `paired()`: cuDNN and this kernel timed in alternation, 7 rounds, the
-median of the per-round ratios (and their range):
+median of the per-round ratios (range over the rounds), in two separate runs:
 
-    N      mask     this kernel    cuDNN     ratio (range over rounds)
-    4096   none     579 TFLOP/s    611       0.949x (0.937-0.972)
-    16384  none     611            613       0.997x (0.988-1.018)
-    4096   causal   502            505       0.994x (0.981-1.002)
-    16384  causal   609            575       1.061x (1.057-1.068)
+    N      mask     schedule     ratio to cuDNN, run 1     run 2
+    4096   none     persistent   0.992x (0.967-1.018)      0.991x (0.975-1.006)
+    16384  none     persistent   1.013x (0.995-1.033)      0.997x (0.977-1.086)
+    4096   causal   overlap      0.994x (0.981-1.002)      0.979x (0.958-1.000)
+    16384  causal   overlap      1.061x (1.057-1.068)      1.023x (1.006-1.041)
 
-Separate unpaired runs on fresh machines put it at 584-598 TFLOP/s (N = 4096) and 599-642
-(N = 16384), cuDNN at 613-625. The Triton kernel of flash_attention.py, paired the same way:
-0.84x, 0.87x, 0.85x, 0.88x.
+In TFLOP/s that is about 600-612 at N = 4096 and 620-627 at N = 16384 (cuDNN 606-624). The
+Triton kernel of flash_attention.py, paired the same way: 0.84x, 0.87x, 0.85x, 0.88x.
 
-Schedules tried (N = 4096 / 16384, non-causal, TFLOP/s in one sweep unless paired; `SWEEP_CONFIGS`):
-  * "overlap", BLOCK_N 128, 2 stages: the default (above).
-  * 3 stages: paired 0.931x / 0.983x, no better and noisier.
-  * BLOCK_N 64, 4 stages: 520 / 551, twice the per-block bookkeeping.
+Schedules tried (N = 4096 / 16384, non-causal unless said; `SWEEP_CONFIGS`):
+  * "overlap", one CTA per tile: paired 0.949x / 0.997x (0.956x / 0.997x in a second run).
+  * "persistent": the default for non-causal (above). For causal it fell to 0.86x at N = 16384,
+    with tiles handed out heaviest first per head or over all heads alike: a fixed stride leaves
+    some SMs with far more work than others.
+  * 3 stages instead of 2: paired 0.931x / 0.983x, no better and noisier.
+  * BLOCK_N 64, 4 stages: 520 / 551 TFLOP/s, twice the per-block bookkeeping.
   * "pingpong": the two warpgroups take turns to issue their matrix work through a pair of
-    mbarriers (FlashAttention-3's scheduling barrier): 587 / 604 against 598 / 600 without; they
-    already drift into alternation on their own.
+    mbarriers (FlashAttention-3's scheduling barrier): 587 / 604 TFLOP/s against 598 / 600 without;
+    they already drift into alternation on their own.
   * "prefetch": S_{j+1} issued before block j's softmax and everything waited for at the end of the
     block, so nothing is in flight across iterations. ptxas keeps that order (the exponentials
     interleave with S_{j+1}'s wgmma in the SASS), but P_j V_j then runs with nothing of its own
-    warpgroup under it: 596 against 617 in the same sweep.
+    warpgroup under it: 596 against 617 TFLOP/s in the same sweep.
 
 Needs a Hopper GPU (sm_90) and a Triton whose Gluon has `warp_specialize(functions_and_args, ...)`,
 `warpgroup_mma(..., is_async=True)` and TMA/mbarrier support (3.6 has); `available()` says whether
@@ -162,22 +170,24 @@ if GLUON_ERROR is None:
         return warpgroup_mma(p, v_smem.index(j % STAGES), acc, is_async=True)
 
     @gluon.jit
-    def _step(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, acc, p, m_i, l_i, alpha, j, rows, n_ctx,
-              qk_scale, G: gl.constexpr, PINGPONG: gl.constexpr, STAGES: gl.constexpr, BLOCK_M: gl.constexpr,
+    def _step(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, acc, p, m_i, l_i, alpha, j, base, rows,
+              n_ctx, qk_scale, G: gl.constexpr, PINGPONG: gl.constexpr, STAGES: gl.constexpr, BLOCK_M: gl.constexpr,
               BLOCK_N: gl.constexpr, MASK: gl.constexpr, CAUSAL: gl.constexpr, s_layout: gl.constexpr,
               o_layout: gl.constexpr, p_layout: gl.constexpr):
-        """Key block j: S_j and P_{j-1} V_{j-1} in flight together, softmax of S_j under the latter."""
-        s_tok = _scores(q, k_smem, k_ready, turn, j, G, PINGPONG, STAGES, BLOCK_M, BLOCK_N, s_layout)
+        """Key block j: S_j and P_{j-1} V_{j-1} in flight together, softmax of S_j under the latter.
+        Shared-memory slots and barrier phases count blocks from `base` (the blocks of earlier tiles,
+        for the persistent kernel); the mask counts from this tile's first block."""
+        s_tok = _scores(q, k_smem, k_ready, turn, base + j, G, PINGPONG, STAGES, BLOCK_M, BLOCK_N, s_layout)
         # O picks up block j-1's rescale factor while S_j runs, then P_{j-1} V_{j-1} is issued.
-        acc_tok = _pv(p, v_smem, v_ready, acc, alpha, j - 1, STAGES, o_layout)
+        acc_tok = _pv(p, v_smem, v_ready, acc, alpha, base + j - 1, STAGES, o_layout)
         _pass_turn(turn, G, PINGPONG)
         s = warpgroup_mma_wait(1, deps=[s_tok])  # S_j is done; P_{j-1} V_{j-1} may still run
-        mbarrier.arrive(k_empty.index(j % STAGES), count=1)
+        mbarrier.arrive(k_empty.index((base + j) % STAGES), count=1)
         if MASK:
             s = _mask(s, j, rows, n_ctx, BLOCK_N, CAUSAL, s_layout)
         p_new, m_i, l_i, alpha = _softmax_step(s, m_i, l_i, qk_scale)
         acc, p = warpgroup_mma_wait(0, deps=[acc_tok, p])  # P_{j-1} must live until its product is done
-        mbarrier.arrive(v_empty.index((j - 1) % STAGES), count=1)
+        mbarrier.arrive(v_empty.index((base + j - 1) % STAGES), count=1)
         p = gl.convert_layout(p_new.to(v_smem.dtype), p_layout)
         return acc, p, m_i, l_i, alpha
 
@@ -199,6 +209,45 @@ if GLUON_ERROR is None:
         mbarrier.arrive(k_empty.index((j + 1) % STAGES), count=1)
         mbarrier.arrive(v_empty.index(j % STAGES), count=1)
         return acc, s, m_i, l_i
+
+    @gluon.jit
+    def _attend(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, rows, n_ctx, n_full, n_blocks, base,
+                qk_scale, G: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                STAGES: gl.constexpr, CAUSAL: gl.constexpr, PINGPONG: gl.constexpr, s_layout: gl.constexpr,
+                o_layout: gl.constexpr, p_layout: gl.constexpr):
+        """One warpgroup's rows against key blocks 0 .. n_blocks - 1 of one head ("overlap" schedule).
+        Returns the unnormalized output and the softmax sums. Round t of the ping-pong is S_t (with
+        P_{t-1} V_{t-1} for t >= 1); round n_blocks is the last P V alone."""
+        row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
+        # Block 0 alone: its softmax has nothing to overlap with.
+        s_tok = _scores(q, k_smem, k_ready, turn, base, G, PINGPONG, STAGES, BLOCK_M, BLOCK_N, s_layout)
+        _pass_turn(turn, G, PINGPONG)
+        s = warpgroup_mma_wait(0, deps=[s_tok])
+        mbarrier.arrive(k_empty.index(base % STAGES), count=1)
+        if n_full == 0:
+            s = _mask(s, 0, rows, n_ctx, BLOCK_N, CAUSAL, s_layout)
+        m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, row_layout)
+        l_i = gl.zeros([BLOCK_M], gl.float32, row_layout)
+        p, m_i, l_i, alpha = _softmax_step(s, m_i, l_i, qk_scale)
+        p = gl.convert_layout(p.to(v_smem.dtype), p_layout)
+        acc = gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, o_layout)
+
+        for j in range(1, n_full):  # blocks that need no mask
+            acc, p, m_i, l_i, alpha = _step(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, acc, p, m_i,
+                                            l_i, alpha, j, base, rows, n_ctx, qk_scale, G, PINGPONG, STAGES, BLOCK_M,
+                                            BLOCK_N, False, CAUSAL, s_layout, o_layout, p_layout)
+        for j in range(gl.maximum(n_full, 1), n_blocks):  # the diagonal (causal) and a ragged last block
+            acc, p, m_i, l_i, alpha = _step(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, acc, p, m_i,
+                                            l_i, alpha, j, base, rows, n_ctx, qk_scale, G, PINGPONG, STAGES, BLOCK_M,
+                                            BLOCK_N, True, CAUSAL, s_layout, o_layout, p_layout)
+
+        # The last block's product (its turn is round n_blocks).
+        _take_turn(turn, n_blocks, G, PINGPONG)
+        acc_tok = _pv(p, v_smem, v_ready, acc, alpha, base + n_blocks - 1, STAGES, o_layout)
+        _pass_turn(turn, G, PINGPONG)
+        acc = warpgroup_mma_wait(0, deps=[acc_tok])
+        mbarrier.arrive(v_empty.index((base + n_blocks - 1) % STAGES), count=1)
+        return acc, l_i
 
     @gluon.jit
     def _compute_partition(q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, k_empty, v_empty, turn, o_ptr,
@@ -226,34 +275,9 @@ if GLUON_ERROR is None:
                              CAUSAL, s_layout, o_layout, p_layout)
             return
 
-        # Block 0 alone: its softmax has nothing to overlap with.
-        s_tok = _scores(q, k_smem, k_ready, turn, 0, G, PINGPONG, STAGES, BLOCK_M, BLOCK_N, s_layout)
-        _pass_turn(turn, G, PINGPONG)
-        s = warpgroup_mma_wait(0, deps=[s_tok])
-        mbarrier.arrive(k_empty.index(0), count=1)
-        if n_full == 0:
-            s = _mask(s, 0, rows, n_ctx, BLOCK_N, CAUSAL, s_layout)
-        m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, row_layout)
-        l_i = gl.zeros([BLOCK_M], gl.float32, row_layout)
-        p, m_i, l_i, alpha = _softmax_step(s, m_i, l_i, qk_scale)
-        p = gl.convert_layout(p.to(v_smem.dtype), p_layout)
-        acc = gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, o_layout)
-
-        for j in range(1, n_full):  # blocks that need no mask
-            acc, p, m_i, l_i, alpha = _step(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, acc, p, m_i,
-                                            l_i, alpha, j, rows, n_ctx, qk_scale, G, PINGPONG, STAGES, BLOCK_M,
-                                            BLOCK_N, False, CAUSAL, s_layout, o_layout, p_layout)
-        for j in range(gl.maximum(n_full, 1), n_blocks):  # the diagonal (causal) and a ragged last block
-            acc, p, m_i, l_i, alpha = _step(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, acc, p, m_i,
-                                            l_i, alpha, j, rows, n_ctx, qk_scale, G, PINGPONG, STAGES, BLOCK_M,
-                                            BLOCK_N, True, CAUSAL, s_layout, o_layout, p_layout)
-
-        # The last block's product (its turn is round n_blocks), then the division by the softmax sum.
-        _take_turn(turn, n_blocks, G, PINGPONG)
-        acc_tok = _pv(p, v_smem, v_ready, acc, alpha, n_blocks - 1, STAGES, o_layout)
-        _pass_turn(turn, G, PINGPONG)
-        acc = warpgroup_mma_wait(0, deps=[acc_tok])
-        mbarrier.arrive(v_empty.index((n_blocks - 1) % STAGES), count=1)
+        acc, l_i = _attend(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, rows, n_ctx, n_full, n_blocks,
+                           0, qk_scale, G, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, PINGPONG, s_layout, o_layout,
+                           p_layout)
         _store(acc, l_i, o_ptr, o_row0, stride_om, q_start, n_ctx, G, HEAD_DIM, BLOCK_M, o_layout)
 
     @gluon.jit
@@ -350,23 +374,153 @@ if GLUON_ERROR is None:
         ], [4, 1], [COMPUTE_REGS, LOAD_REGS])
 
 
+    # %%
+    # The persistent kernel: one CTA per SM, each walking the tiles (pairs of 64-row query blocks
+    # of one head) t = program_id, + number of programs, ... The load warp runs ahead across tile
+    # boundaries: the next tile's Q (double-buffered) and first K/V tiles are in shared memory
+    # while the compute warpgroups still finish the current one, so the pipeline never drains
+    # between tiles. Slots and barrier phases count K/V blocks over all of a CTA's tiles.
+
+    @gluon.jit
+    def _tile(t, n_tiles_m, n_ctx, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr):
+        """Tile t -> (first query row, the head's first row, head index, unmasked blocks, blocks).
+
+        A head's tiles next to each other, so that the CTAs working on it at the same time share its
+        K and V through L2; causal tiles heaviest first within a head."""
+        off_hz = t // n_tiles_m
+        if CAUSAL:
+            start_m = n_tiles_m - 1 - t % n_tiles_m
+        else:
+            start_m = t % n_tiles_m
+        q_start = start_m * (2 * BLOCK_M)
+        if CAUSAL:
+            n_full = q_start // BLOCK_N
+            n_blocks = gl.cdiv(gl.minimum(q_start + 2 * BLOCK_M, n_ctx), BLOCK_N)
+        else:
+            n_full = n_ctx // BLOCK_N
+            n_blocks = gl.cdiv(n_ctx, BLOCK_N)
+        return q_start, off_hz * n_ctx, off_hz, n_full, n_blocks
+
+    @gluon.jit
+    def _load_persistent(desc_q, desc_k, desc_v, q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, k_empty,
+                         v_empty, n_ctx, n_tiles_m, n_tiles, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                         STAGES: gl.constexpr, CAUSAL: gl.constexpr):
+        blk = 0
+        it = 0
+        for t in range(gl.program_id(0), n_tiles, gl.num_programs(0)):
+            q_start, kv_row, off_hz, n_full, n_blocks = _tile(t, n_tiles_m, n_ctx, BLOCK_M, BLOCK_N, CAUSAL)
+            buf = it % 2  # Q buffer: free once both warpgroups finished the tile before last
+            mbarrier.wait(q_empty.index(buf), ((it // 2) & 1) ^ 1, pred=it >= 2)
+            for g in gl.static_range(2):
+                mbarrier.expect(q_ready.index(2 * buf + g), desc_q.block_type.nbytes)
+                tma_load(desc_q, [kv_row + q_start + g * BLOCK_M, 0], q_ready.index(2 * buf + g),
+                         q_smem.index(2 * buf + g))
+            for j in range(n_blocks):
+                s = blk % STAGES
+                refill = blk >= STAGES
+                phase = ((blk // STAGES) & 1) ^ 1
+                mbarrier.wait(k_empty.index(s), phase, pred=refill)
+                mbarrier.expect(k_ready.index(s), desc_k.block_type.nbytes)
+                tma_load(desc_k, [kv_row + j * BLOCK_N, 0], k_ready.index(s), k_smem.index(s))
+                mbarrier.wait(v_empty.index(s), phase, pred=refill)
+                mbarrier.expect(v_ready.index(s), desc_v.block_type.nbytes)
+                tma_load(desc_v, [kv_row + j * BLOCK_N, 0], v_ready.index(s), v_smem.index(s))
+                blk += 1
+            it += 1
+
+    @gluon.jit
+    def _compute_persistent(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, k_empty, v_empty, turn, o_ptr,
+                            stride_oz_h, stride_om, n_ctx, n_tiles_m, n_tiles, qk_scale, G: gl.constexpr,
+                            HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                            STAGES: gl.constexpr, CAUSAL: gl.constexpr):
+        s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                           instr_shape=[16, BLOCK_N, 16])
+        o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                           instr_shape=[16, HEAD_DIM, 16])
+        p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
+        blk = 0
+        it = 0
+        for t in range(gl.program_id(0), n_tiles, gl.num_programs(0)):
+            q_start, kv_row, off_hz, n_full, n_blocks = _tile(t, n_tiles_m, n_ctx, BLOCK_M, BLOCK_N, CAUSAL)
+            buf = it % 2
+            mbarrier.wait(q_ready.index(2 * buf + G), (it // 2) & 1)
+            rows = q_start + G * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, s_layout))
+            acc, l_i = _attend(q_smem.index(2 * buf + G), k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn,
+                               rows, n_ctx, n_full, n_blocks, blk, qk_scale, G, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES,
+                               CAUSAL, False, s_layout, o_layout, p_layout)
+            mbarrier.arrive(q_empty.index(buf), count=1)
+            _store(acc, l_i, o_ptr, off_hz.to(gl.int64) * stride_oz_h, stride_om, q_start, n_ctx, G, HEAD_DIM,
+                   BLOCK_M, o_layout)
+            blk += n_blocks
+            it += 1
+
+    @gluon.jit
+    def _attn_fwd_persistent(desc_q, desc_k, desc_v, o_ptr, qk_scale, n_ctx, stride_oz_h, stride_om, n_tiles_m,
+                             n_tiles, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                             STAGES: gl.constexpr, CAUSAL: gl.constexpr, LOAD_REGS: gl.constexpr,
+                             COMPUTE_REGS: gl.constexpr):
+        dtype: gl.constexpr = desc_k.dtype
+        q_smem = gl.allocate_shared_memory(dtype, [4, BLOCK_M, HEAD_DIM], desc_q.layout)  # 2 tiles x 2 halves
+        k_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], desc_k.layout)
+        v_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], desc_v.layout)
+        q_ready = gl.allocate_shared_memory(gl.int64, [4, 1], mbarrier.MBarrierLayout())
+        q_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+        k_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        v_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        k_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        v_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+        turn = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())  # unused: no ping-pong here
+        for i in gl.static_range(4):
+            mbarrier.init(q_ready.index(i), count=1)
+        for i in gl.static_range(2):
+            mbarrier.init(q_empty.index(i), count=2)
+            mbarrier.init(turn.index(i), count=1)
+        for i in gl.static_range(STAGES):
+            mbarrier.init(k_ready.index(i), count=1)
+            mbarrier.init(v_ready.index(i), count=1)
+            mbarrier.init(k_empty.index(i), count=2)
+            mbarrier.init(v_empty.index(i), count=2)
+        gl.warp_specialize([
+            (_compute_persistent, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, k_empty, v_empty, turn,
+                                   o_ptr, stride_oz_h, stride_om, n_ctx, n_tiles_m, n_tiles, qk_scale,
+                                   gl.constexpr(0), HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL)),
+            (_compute_persistent, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, k_empty, v_empty, turn,
+                                   o_ptr, stride_oz_h, stride_om, n_ctx, n_tiles_m, n_tiles, qk_scale,
+                                   gl.constexpr(1), HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL)),
+            (_load_persistent, (desc_q, desc_k, desc_v, q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready,
+                                k_empty, v_empty, n_ctx, n_tiles_m, n_tiles, BLOCK_M, BLOCK_N, STAGES, CAUSAL)),
+        ], [4, 1], [COMPUTE_REGS, LOAD_REGS])
+
 # (BLOCK_M per compute warpgroup, BLOCK_N, STAGES, schedule, compute registers, load registers); the
 # schedule is "overlap" (S_j and P_{j-1} V_{j-1} in flight together), "pingpong" (the same, the two
 # warpgroups taking turns to issue) or "prefetch" (S_{j+1} issued before block j's softmax).
 # Registers: 65536 per SM over 12 warps; the two compute warpgroups take 240 each, the load warp's
 # warpgroup 24 (setmaxnreg moves them at the fork). Shared memory at d = 128: Q 2 x 16 KB, and K and
 # V 32 KB each per stage, so 2 stages (160 KB) leave room for nothing else: one CTA per SM.
-DEFAULT_CONFIG = {128: (64, 128, 2, "overlap", 240, 24), 64: (64, 128, 3, "overlap", 240, 24)}
+# Non-causal tiles all cost the same, and the persistent kernel wins (no pipeline drain between
+# tiles); causal tiles range from 1 to N / BLOCK_N key blocks, and the GPU's own block scheduler,
+# handing the next CTA to whichever SM frees up, balances them far better than a fixed stride.
+DEFAULT_CONFIG = {(128, False): (64, 128, 2, "persistent", 240, 24), (128, True): (64, 128, 2, "overlap", 240, 24),
+                  (64, False): (64, 128, 3, "persistent", 240, 24), (64, True): (64, 128, 3, "overlap", 240, 24)}
 # What `python -m labs.experiments.flash_attention --sweep --variants gluon` compares.
 SWEEP_CONFIGS = [(64, 128, 2, "overlap", 240, 24), (64, 128, 2, "pingpong", 240, 24),
-                 (64, 128, 2, "prefetch", 240, 24), (64, 128, 3, "overlap", 240, 24), (64, 64, 4, "overlap", 240, 24)]
-SCHEDULES = ("overlap", "pingpong", "prefetch")
+                 (64, 128, 2, "prefetch", 240, 24), (64, 128, 2, "persistent", 240, 24),
+                 (64, 128, 3, "overlap", 240, 24), (64, 64, 4, "overlap", 240, 24)]
+SCHEDULES = ("overlap", "pingpong", "prefetch", "persistent")
 
 
 def _schedule_flags(schedule: str) -> dict:
+    """The compile-time flags of _attn_fwd_ws for a schedule ("persistent" is its own kernel)."""
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule {schedule!r}: one of {SCHEDULES}")
+    if schedule == "persistent":
+        return {}
     return {"PINGPONG": schedule == "pingpong", "PREFETCH": schedule == "prefetch"}
+
+
+@functools.cache
+def _sm_count(device_index: int) -> int:
+    return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
 def available(device=None) -> str | None:
@@ -416,7 +570,7 @@ def prepare(q, k, v, causal: bool = False, sm_scale: float | None = None, config
     b, h, n, d = q.shape
     if d not in HEAD_DIMS:
         raise ValueError(f"head dim {d} not supported by the Gluon kernel; one of {HEAD_DIMS}")
-    block_m, block_n, stages, schedule, compute_regs, load_regs = config or DEFAULT_CONFIG[d]
+    block_m, block_n, stages, schedule, compute_regs, load_regs = config or DEFAULT_CONFIG[d, bool(causal)]
     flags = _schedule_flags(schedule)
     # The descriptors see all heads as one (batch * heads * N, d) array of rows.
     q, k, v = (t.contiguous() for t in (q, k, v))
@@ -425,13 +579,19 @@ def prepare(q, k, v, causal: bool = False, sm_scale: float | None = None, config
         TensorDescriptor(t.view(rows, d), [rows, d], [d, 1], [tile, d], _shared_layout(tile, d, q.dtype))
         for t, tile in ((q, block_m), (k, block_n), (v, block_n)))
     qk_scale = (d ** -0.5 if sm_scale is None else float(sm_scale)) * LOG2E
-    grid = (triton.cdiv(n, 2 * block_m), b * h)
+    n_tiles_m = triton.cdiv(n, 2 * block_m)
+    meta = dict(HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n, STAGES=stages, CAUSAL=bool(causal), LOAD_REGS=load_regs,
+                COMPUTE_REGS=compute_regs, num_warps=4, **flags)
+    if schedule == "persistent":
+        n_tiles = n_tiles_m * b * h
+        kernel, grid, extra = _attn_fwd_persistent, (min(n_tiles, _sm_count(q.device.index or 0)),), (n_tiles_m,
+                                                                                                       n_tiles)
+    else:
+        kernel, grid, extra = _attn_fwd_ws, (n_tiles_m, b * h), ()
 
     def launch(out: torch.Tensor | None = None) -> torch.Tensor:
         o = torch.empty(q.shape, dtype=q.dtype, device=q.device) if out is None else out
-        _attn_fwd_ws[grid](desc_q, desc_k, desc_v, o, qk_scale, n, n * d, d, HEAD_DIM=d, BLOCK_M=block_m,
-                           BLOCK_N=block_n, STAGES=stages, CAUSAL=bool(causal), LOAD_REGS=load_regs,
-                           COMPUTE_REGS=compute_regs, num_warps=4, **flags)
+        kernel[grid](desc_q, desc_k, desc_v, o, qk_scale, n, n * d, d, *extra, **meta)
         return o
 
     return launch
@@ -477,7 +637,7 @@ def compile_for_hopper(head_dim: int = 128, causal: bool = False, dtype: str = "
 
     if GLUON_ERROR is not None:
         raise RuntimeError(GLUON_ERROR)
-    block_m, block_n, stages, schedule, compute_regs, load_regs = config or DEFAULT_CONFIG[head_dim]
+    block_m, block_n, stages, schedule, compute_regs, load_regs = config or DEFAULT_CONFIG[head_dim, causal]
     gl_dtype = {"bf16": gl.bfloat16, "fp16": gl.float16}[dtype]
     layout_q = gl.NVMMASharedLayout.get_default_for([block_m, head_dim], gl_dtype)
     layout_kv = gl.NVMMASharedLayout.get_default_for([block_n, head_dim], gl_dtype)
@@ -487,8 +647,12 @@ def compile_for_hopper(head_dim: int = 128, causal: bool = False, dtype: str = "
                  "o_ptr": f"*{dtype}", "qk_scale": "fp32", "n_ctx": "i32", "stride_oz_h": "i32", "stride_om": "i32"}
     constants = {"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n, "STAGES": stages, "CAUSAL": causal,
                  **_schedule_flags(schedule), "LOAD_REGS": load_regs, "COMPUTE_REGS": compute_regs}
+    kernel_fn = _attn_fwd_ws
+    if schedule == "persistent":
+        kernel_fn = _attn_fwd_persistent
+        signature.update({"n_tiles_m": "i32", "n_tiles": "i32"})
     signature.update(dict.fromkeys(constants, "constexpr"))
-    kernel = triton.compile(GluonASTSource(_attn_fwd_ws, signature, constants), target=GPUTarget("cuda", 90, 32),
+    kernel = triton.compile(GluonASTSource(kernel_fn, signature, constants), target=GPUTarget("cuda", 90, 32),
                             options={"num_warps": 4})
     tools = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
     with tempfile.TemporaryDirectory() as tmp:
