@@ -43,15 +43,15 @@ The plan of one program (a CTA) follows FlashAttention-3 (Shah et al., 2024):
 Measured (H100 80GB HBM3, torch 2.11, Triton 3.6, cuDNN 9.19; bf16, batch 1, 32 heads, d = 128;
 do_bench median, L2 flushed). The GPU's clock drifts by a few percent over a long benchmark, so the
 ratio to cuDNN comes from `paired()`: cuDNN and this kernel timed in alternation, 7 rounds, the
-median of the per-round ratios (range over the rounds), in two separate runs:
+median of the per-round ratios (range over the rounds), in three separate runs:
 
-    N      mask     schedule     ratio to cuDNN, run 1     run 2
-    4096   none     persistent   0.992x (0.967-1.018)      0.991x (0.975-1.006)
-    16384  none     persistent   1.013x (0.995-1.033)      0.997x (0.977-1.086)
-    4096   causal   overlap      0.994x (0.981-1.002)      0.979x (0.958-1.000)
-    16384  causal   overlap      1.061x (1.057-1.068)      1.023x (1.006-1.041)
+    N      mask     schedule     run 1                  run 2                  run 3
+    4096   none     persistent   0.992x (0.967-1.018)   0.991x (0.975-1.006)   0.978x (0.957-0.994)
+    16384  none     persistent   1.013x (0.995-1.033)   0.997x (0.977-1.086)   1.023x (0.976-1.038)
+    4096   causal   overlap      0.994x (0.981-1.002)   0.979x (0.958-1.000)   0.989x (0.978-0.994)
+    16384  causal   overlap      1.061x (1.057-1.068)   1.023x (1.006-1.041)   1.057x (1.052-1.070)
 
-In TFLOP/s that is about 600-612 at N = 4096 and 620-627 at N = 16384 (cuDNN 606-624). The
+In TFLOP/s that is about 596-612 at N = 4096 and 621-627 at N = 16384 (cuDNN 606-624). The
 Triton kernel of flash_attention.py, paired the same way: 0.84x, 0.87x, 0.85x, 0.88x.
 
 Schedules tried (N = 4096 / 16384, non-causal unless said; `SWEEP_CONFIGS`):
