@@ -112,17 +112,23 @@ if GLUON_ERROR is None:
             mbarrier.expect(q_ready.index(g), desc_q.block_type.nbytes)
             tma_load(desc_q, [q_row + g * BLOCK_M, 0], q_ready.index(g), q_smem.index(g))
         for j in range(n_blocks):
-            s = j % STAGES
-            # The slot's previous tile (block j - STAGES) must have been released by both
-            # warpgroups: that is the completion of the empty barrier's phase j // STAGES - 1.
-            refill = j >= STAGES
-            phase = ((j // STAGES) & 1) ^ 1
-            mbarrier.wait(k_empty.index(s), phase, pred=refill)
-            mbarrier.expect(k_ready.index(s), desc_k.block_type.nbytes)
-            tma_load(desc_k, [kv_row + j * BLOCK_N, 0], k_ready.index(s), k_smem.index(s))
-            mbarrier.wait(v_empty.index(s), phase, pred=refill)
-            mbarrier.expect(v_ready.index(s), desc_v.block_type.nbytes)
-            tma_load(desc_v, [kv_row + j * BLOCK_N, 0], v_ready.index(s), v_smem.index(s))
+            _load_kv(desc_k, desc_v, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, kv_row + j * BLOCK_N, j,
+                     STAGES)
+
+    @gluon.jit
+    def _load_kv(desc_k, desc_v, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, row, blk, STAGES: gl.constexpr):
+        """K and V rows row .. row + BLOCK_N into slot blk % STAGES, the load warp's blk-th block."""
+        s = blk % STAGES
+        # The slot's previous tile (block blk - STAGES) must have been released by both
+        # warpgroups: that is the completion of the empty barrier's phase blk // STAGES - 1.
+        refill = blk >= STAGES
+        phase = ((blk // STAGES) & 1) ^ 1
+        mbarrier.wait(k_empty.index(s), phase, pred=refill)
+        mbarrier.expect(k_ready.index(s), desc_k.block_type.nbytes)
+        tma_load(desc_k, [row, 0], k_ready.index(s), k_smem.index(s))
+        mbarrier.wait(v_empty.index(s), phase, pred=refill)
+        mbarrier.expect(v_ready.index(s), desc_v.block_type.nbytes)
+        tma_load(desc_v, [row, 0], v_ready.index(s), v_smem.index(s))
 
     @gluon.jit
     def _softmax_step(s, m_i, l_i, qk_scale):
@@ -326,20 +332,11 @@ if GLUON_ERROR is None:
                      CAUSAL: gl.constexpr, PINGPONG: gl.constexpr, PREFETCH: gl.constexpr,
                      LOAD_REGS: gl.constexpr, COMPUTE_REGS: gl.constexpr):
         dtype: gl.constexpr = desc_k.dtype
-        pid_m = gl.program_id(0)
-        off_hz = gl.program_id(1)
-        if CAUSAL:
-            start_m = gl.num_programs(0) - 1 - pid_m  # heaviest query block first
-        else:
-            start_m = pid_m
-        q_start = start_m * (2 * BLOCK_M)
-        kv_row = off_hz * n_ctx  # this head's first row in the (batch * heads * N, d) view
-        if CAUSAL:
-            n_full = q_start // BLOCK_N
-            n_blocks = gl.cdiv(gl.minimum(q_start + 2 * BLOCK_M, n_ctx), BLOCK_N)
-        else:
-            n_full = n_ctx // BLOCK_N
-            n_blocks = gl.cdiv(n_ctx, BLOCK_N)
+        # One CTA per tile: program (pid_m, head) is tile head * n_tiles_m + pid_m (see _tile; causal
+        # tiles heaviest first, so the light ones fill the gaps at the end of the launch).
+        n_tiles_m = gl.num_programs(0)
+        q_start, kv_row, off_hz, n_full, n_blocks = _tile(gl.program_id(1) * n_tiles_m + gl.program_id(0), n_tiles_m,
+                                                          n_ctx, BLOCK_M, BLOCK_N, CAUSAL)
 
         q_smem = gl.allocate_shared_memory(dtype, [2, BLOCK_M, HEAD_DIM], desc_q.layout)
         k_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], desc_k.layout)
@@ -383,7 +380,8 @@ if GLUON_ERROR is None:
 
     @gluon.jit
     def _tile(t, n_tiles_m, n_ctx, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr):
-        """Tile t -> (first query row, the head's first row, head index, unmasked blocks, blocks).
+        """Tile t -> (first query row, the head's first row in the (batch * heads * N, d) view, head
+        index, blocks that need no mask, blocks).
 
         A head's tiles next to each other, so that the CTAs working on it at the same time share its
         K and V through L2; causal tiles heaviest first within a head."""
@@ -416,15 +414,8 @@ if GLUON_ERROR is None:
                 tma_load(desc_q, [kv_row + q_start + g * BLOCK_M, 0], q_ready.index(2 * buf + g),
                          q_smem.index(2 * buf + g))
             for j in range(n_blocks):
-                s = blk % STAGES
-                refill = blk >= STAGES
-                phase = ((blk // STAGES) & 1) ^ 1
-                mbarrier.wait(k_empty.index(s), phase, pred=refill)
-                mbarrier.expect(k_ready.index(s), desc_k.block_type.nbytes)
-                tma_load(desc_k, [kv_row + j * BLOCK_N, 0], k_ready.index(s), k_smem.index(s))
-                mbarrier.wait(v_empty.index(s), phase, pred=refill)
-                mbarrier.expect(v_ready.index(s), desc_v.block_type.nbytes)
-                tma_load(desc_v, [kv_row + j * BLOCK_N, 0], v_ready.index(s), v_smem.index(s))
+                _load_kv(desc_k, desc_v, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, kv_row + j * BLOCK_N, blk,
+                         STAGES)
                 blk += 1
             it += 1
 
