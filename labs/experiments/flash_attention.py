@@ -74,9 +74,9 @@ two independent 4-warp programs per SM are the closest it gets.
 What closes the gap is saying it explicitly, in Gluon: `flash_attention_gluon.py`, a load warp and
 two compute warpgroups sharing K/V tiles through mbarriers, asynchronous wgmma, persistent CTAs for
 non-causal attention. Timed in alternation with cuDNN (`paired()`, four runs) it reached 0.95-0.99x
-cuDNN at N = 4096 and 0.986-1.023x (1.005x over the runs) at N = 16384; this kernel, paired the same way, 0.84x and
-0.87x. It is the attention lab's `gluon_flash` variant, and `--variants tma,gluon` (the default
-here) times both.
+cuDNN at N = 4096 and 0.986-1.023x (1.005x over the runs) at N = 16384; this kernel, paired the
+same way, 0.84x and 0.87x. It is the attention lab's `gluon_flash` variant, and `--variants
+tma,gluon` (the default here) times both.
 """
 
 import argparse

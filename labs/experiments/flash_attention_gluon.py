@@ -42,8 +42,8 @@ The plan of one program (a CTA) follows FlashAttention-3 (Shah et al., 2024):
 
 Measured (H100 80GB HBM3, torch 2.11, Triton 3.6, cuDNN 9.19; bf16, batch 1, 32 heads, d = 128;
 do_bench median, L2 flushed). The GPU's clock drifts by a few percent over a long benchmark, so the
-ratio to cuDNN comes from `paired()`: cuDNN and this kernel timed in alternation, 7 rounds, the
-median of the per-round ratios (range over the rounds), in four separate runs (7, 7, 7, 5 rounds):
+ratio to cuDNN comes from `paired()`: cuDNN and this kernel timed in alternation, the median of
+the per-round ratios, in four separate runs (of 7, 7, 7 and 5 rounds):
 
     N      mask     schedule     run 1            run 2            run 3            run 4
     4096   none     persistent   0.992x           0.991x           0.978x           0.947x
