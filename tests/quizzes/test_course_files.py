@@ -74,18 +74,23 @@ def test_unknown_kind_names_file_card_and_field(course_dir):
     assert f"cards/recall.yaml: card {first}: field 'kind': unknown kind 'essay'" in _errors(course_dir)
 
 
-def test_missing_required_field_is_named(course_dir):
-    def edit(cards):
-        del cards[0]["common_wrong_answer"]
-    _edit_cards(course_dir, "interview.yaml", edit)
-    assert "field 'common_wrong_answer': is required" in _errors(course_dir)
+def _first_choice_card(cards):
+    return next(c for c in cards if c.get("choices"))
 
 
-def test_misspelt_field_is_rejected_not_ignored(course_dir):
-    def edit(cards):
-        cards[0]["bakc"] = "typo"
-    _edit_cards(course_dir, "glossary.yaml", edit)
-    assert "field 'bakc': unknown field" in _errors(course_dir)
+@pytest.mark.parametrize("name, edit, message", [
+    ("interview.yaml", lambda cards: cards[0].pop("common_wrong_answer"), "field 'common_wrong_answer': is required"),
+    ("glossary.yaml", lambda cards: cards[0].update(bakc="typo"), "field 'bakc': unknown field"),
+    ("numeric.yaml", lambda cards: cards[0].update(sections=["no-such-section"]),
+     "field 'sections': unknown id 'no-such-section'"),
+    ("predict.yaml", lambda cards: _first_choice_card(cards).update(answer="something else"),
+     "field 'answer': must be one of the choices"),
+    ("numeric.yaml", lambda cards: cards[0].update(answer="about a gigabyte"), "field 'answer': must be a number"),
+], ids=["missing required field", "misspelt field rejected not ignored", "unknown section reference",
+        "predict answer not among the choices", "numeric answer not a number"])
+def test_a_bad_card_field_is_named(course_dir, name, edit, message):
+    _edit_cards(course_dir, name, edit)
+    assert message in _errors(course_dir)
 
 
 def test_duplicate_card_ids_across_files_are_rejected(course_dir):
@@ -95,28 +100,6 @@ def test_duplicate_card_ids_across_files_are_rejected(course_dir):
         cards[0]["id"] = glossary_id
     _edit_cards(course_dir, "recall.yaml", edit)
     assert f"card {glossary_id}: field 'id': duplicate card id (also in" in _errors(course_dir)
-
-
-def test_unknown_section_reference_is_rejected(course_dir):
-    def edit(cards):
-        cards[0]["sections"] = ["no-such-section"]
-    _edit_cards(course_dir, "numeric.yaml", edit)
-    assert "field 'sections': unknown id 'no-such-section'" in _errors(course_dir)
-
-
-def test_predict_answer_must_be_one_of_the_choices(course_dir):
-    def edit(cards):
-        card = next(c for c in cards if c.get("choices"))
-        card["answer"] = "something else"
-    _edit_cards(course_dir, "predict.yaml", edit)
-    assert "field 'answer': must be one of the choices" in _errors(course_dir)
-
-
-def test_numeric_answer_must_be_a_number(course_dir):
-    def edit(cards):
-        cards[0]["answer"] = "about a gigabyte"
-    _edit_cards(course_dir, "numeric.yaml", edit)
-    assert "field 'answer': must be a number" in _errors(course_dir)
 
 
 def test_yaml_bomb_is_refused(course_dir):

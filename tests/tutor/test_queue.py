@@ -12,6 +12,15 @@ from tutor.review import learner_settings, submit_review
 pytestmark = pytest.mark.django_db
 
 
+def _review_todays_new_cards(learner, new_per_day: int) -> None:
+    """Set the learner's new-card limit, then rate every card in today's queue Easy."""
+    s = learner_settings(learner)
+    s.new_cards_per_day = new_per_day
+    s.save()
+    for item in today_queue(learner).items:
+        submit_review(user=learner, card_id=item.card.pk, rating=4, idempotency_key=uuid.uuid4().hex)
+
+
 def test_a_new_learner_gets_new_cards_up_to_the_daily_limit(learner, shipped_course):
     s = learner_settings(learner)
     s.new_cards_per_day = 5
@@ -23,11 +32,7 @@ def test_a_new_learner_gets_new_cards_up_to_the_daily_limit(learner, shipped_cou
 
 
 def test_new_cards_introduced_today_use_up_the_limit(learner, shipped_course):
-    s = learner_settings(learner)
-    s.new_cards_per_day = 3
-    s.save()
-    for item in today_queue(learner).items:
-        submit_review(user=learner, card_id=item.card.pk, rating=4, idempotency_key=uuid.uuid4().hex)
+    _review_todays_new_cards(learner, new_per_day=3)
     q = today_queue(learner)
     assert q.new_count == 0 and q.new_introduced_today == 3 and q.reviewed_today == 3
 
@@ -68,11 +73,7 @@ def test_reverse_side_of_a_glossary_card_comes_after_its_front(learner, shipped_
 
 
 def test_done_for_today_shows_tomorrows_forecast(learner, shipped_course):
-    s = learner_settings(learner)
-    s.new_cards_per_day = 2
-    s.save()
-    for item in today_queue(learner).items:
-        submit_review(user=learner, card_id=item.card.pk, rating=4, idempotency_key=uuid.uuid4().hex)
+    _review_todays_new_cards(learner, new_per_day=2)
     q = today_queue(learner)
     assert q.items == []
     CardState.objects.filter(user=learner).update(due=timezone.now() + timedelta(days=1))
