@@ -2,7 +2,7 @@ from zoneinfo import available_timezones
 
 from django import forms
 
-from tutor.models import LearnerSettings
+from tutor.review.models import LearnerSettings
 
 
 def _minutes(text: str) -> list[int]:

@@ -6,7 +6,6 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
-from django.db import transaction
 from django.db.models import Count, Q
 from django.http import Http404
 from django.shortcuts import redirect, render
@@ -16,12 +15,13 @@ from django.views.decorators.http import require_http_methods, require_POST
 from frontend.forms import LearnerSettingsForm
 from quizzes import selectors
 from quizzes.models import Course, Section
-from tutor import optimizer
 from tutor.health import service_health
-from tutor.models import Conversation, OptimizationRun, ReviewLog, StudySession
-from tutor.review import learner_settings, rebuild_learner
+from tutor.review import optimizer
+from tutor.review.models import OptimizationRun, ReviewLog, StudySession
+from tutor.review.services import learner_settings, update_learner_settings
 from tutor.teacher import llm
 from tutor.teacher.chat import start_conversation
+from tutor.teacher.models import Conversation
 
 
 def home(request):
@@ -97,9 +97,7 @@ def settings_page(request):
     obj = learner_settings(request.user)
     form = LearnerSettingsForm(request.POST or None, instance=obj)
     if request.method == "POST" and form.is_valid():
-        with transaction.atomic():
-            form.save()
-            rebuild_learner(request.user)
+        update_learner_settings(user=request.user, changes=form.cleaned_data)
         messages.success(request, "Settings saved; your schedule was re-derived from your review log.")
         return redirect("settings")
     runs = list(OptimizationRun.objects.filter(user=request.user)[:5])
@@ -172,7 +170,7 @@ def labs(request):
 
 @login_required
 def lab_run(request, pk: int):
-    from labs.experiments import CATALOG
+    from labs.experiments.catalog import CATALOG
     from labs.models import LabRun
 
     run = LabRun.objects.filter(user=request.user, pk=pk).first()

@@ -11,7 +11,6 @@ from rest_framework.response import Response
 
 from labs.models import LabArtifact, LabRun
 from labs.services import (
-    LabRequestError,
     cancel_run,
     catalog_for,
     headline_speedup,
@@ -86,11 +85,7 @@ class LabRunViewSet(viewsets.ReadOnlyModelViewSet):
     def create(self, request):
         data = RunRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            run = request_run(user=request.user, **data.validated_data)
-        except LabRequestError as exc:
-            return Response({"detail": exc.message, **({"field": exc.field} if exc.field else {})},
-                            status=status.HTTP_400_BAD_REQUEST)
+        run = request_run(user=request.user, **data.validated_data)
         return Response(LabRunSerializer(run, context={"request": request}).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses={200: serializers.DictField()})
@@ -103,8 +98,5 @@ class LabRunViewSet(viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
         self.get_object()  # 404 for another learner's run
-        try:
-            run = cancel_run(user=request.user, run_id=int(pk))
-        except LabRequestError as exc:
-            return Response({"detail": exc.message}, status=status.HTTP_409_CONFLICT)
+        run = cancel_run(user=request.user, run_id=int(pk))
         return Response(LabRunSerializer(run, context={"request": request}).data)

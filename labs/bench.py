@@ -1,11 +1,14 @@
-"""Every lab at its default parameters, the BENCHMARKS.md figures as ratios measured side by side.
+"""Every lab at its default parameters: labs/experiments/NOTES.md's figures as ratios measured side by side.
 
     python -m labs.bench [--device auto|cuda|cpu] [--only attention] [--tables] [--json out.json]
+                         [--cpu-threads N] [--cache-dir PATH]
 
 Timings on shared machines are noisy, so each comparison here is a ratio of two numbers taken in
 the same run, printed next to the absolute figures, the device, the library versions and the
 timing method. A timing-honesty section re-times one kernel with an independent timer and
-repeats the lab's own timer five times (BENCHMARKS.md: within 5%, spread <= 3%).
+repeats the lab's own timer five times (NOTES.md, "How the labs measure": within 5%, spread <= 3%).
+--cpu-threads (default 1) and --cache-dir (default ~/.cache/tilewise-labs) are what a worker takes
+from LABS_CPU_THREADS and LABS_CACHE_DIR.
 """
 
 from __future__ import annotations
@@ -17,18 +20,13 @@ import statistics
 import sys
 import time
 
-from labs.experiments import CATALOG, get_experiment, run_experiment
-from labs.experiments.common import (
-    CPU_THREADS,
-    Device,
-    cpu_threads,
-    get_device,
-    library_versions,
-    measure,
-    timing_method,
-    versions_text,
-)
-from labs.experiments.report import fmt_value, format_result, format_table
+from labs.experiments import config
+from labs.experiments.catalog import CATALOG, get_experiment
+from labs.experiments.device import DTYPES, Device, cpu_threads, get_device, library_versions
+from labs.experiments.report import fmt_value, format_result, format_table, versions_text
+from labs.experiments.runner import run_experiment
+from labs.experiments.timing import measure, timing_method
+from labs.experiments.triton_shim import NO_TRITON
 
 
 def _by(rows: list[dict], *keys: str) -> dict:
@@ -125,10 +123,10 @@ def timing_honesty(device: Device) -> str:
         rows, cols, dtype = 1024, 4096, "float32"
     lines = []
     for chain, variant in (("swiglu", "triton"), ("bias_gelu", "eager")):
-        if variant == "triton" and (not device.is_cuda or fused.triton is fused.NO_TRITON):
+        if variant == "triton" and (not device.is_cuda or fused.triton is NO_TRITON):
             continue
         c = fused.CHAIN_TABLE[chain]
-        inputs = fused.make_inputs(chain, rows, cols, fused.DTYPES[dtype], device.torch_device, seed=99)
+        inputs = fused.make_inputs(chain, rows, cols, DTYPES[dtype], device.torch_device, seed=99)
         fn = c.triton if variant == "triton" else c.eager
         fn = lambda fn=fn, inputs=inputs: fn(*inputs)  # noqa: E731
         if device.is_cuda:
@@ -142,7 +140,7 @@ def timing_honesty(device: Device) -> str:
 
             with cpu_threads():  # as the labs time on a CPU
                 medians = [measure(fn, device).median_ms for _ in range(5)]
-                timer = benchmark.Timer("fn()", globals={"fn": fn}, num_threads=CPU_THREADS)
+                timer = benchmark.Timer("fn()", globals={"fn": fn}, num_threads=config.current().cpu_threads)
                 independent = timer.blocked_autorange(min_run_time=0.5).median * 1e3
             how = "torch.utils.benchmark.Timer.blocked_autorange"
         med = statistics.median(medians)
@@ -165,11 +163,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tables", action="store_true", help="also print each lab's full table")
     parser.add_argument("--no-honesty", action="store_true", help="skip the timing-honesty re-timing")
     parser.add_argument("--json", metavar="PATH", help="write every result here")
+    parser.add_argument("--cpu-threads", type=int, metavar="N", help="torch threads of CPU-form runs (default 1)")
+    parser.add_argument("--cache-dir", metavar="PATH",
+                        help="roofline calibration cache (default ~/.cache/tilewise-labs)")
     args = parser.parse_args(argv)
+    if args.cpu_threads is not None and args.cpu_threads < 1:
+        parser.error("--cpu-threads must be at least 1")
+    with config.configured(cpu_threads=args.cpu_threads, cache_dir=args.cache_dir):
+        return _bench(args)
 
+
+def _bench(args: argparse.Namespace) -> int:
     device = get_device(args.device)
     if not device.is_cuda:  # the labs pin their thread count on a CPU; describe what they run with
-        device = dataclasses.replace(device, torch_threads=CPU_THREADS)
+        device = dataclasses.replace(device, torch_threads=config.current().cpu_threads)
     print(f"device: {device.describe()}")
     print(f"versions: {versions_text(library_versions())}")
     print(f"method: {timing_method(device)}", flush=True)

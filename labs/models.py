@@ -22,7 +22,6 @@ class LabRun(models.Model):
                                 related_name="lab_runs")
     experiment = models.CharField(max_length=64)
     params = models.JSONField(default=dict)
-    target = models.CharField(max_length=10, default="gpu", help_text="Queue asked for: gpu (CPU fallback) or cpu.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     progress = models.PositiveSmallIntegerField(default=0)
     phase = models.CharField(max_length=200, blank=True)

@@ -16,7 +16,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from labs.models import DeviceCalibration, LabArtifact, LabRun
-from tutor.study_sessions import touch_session
+from labs.tasks import run_lab as run_lab_task
+from tutor.errors import DomainError
+from tutor.review.study_sessions import touch_session
+from workers.app import app
+from workers.heartbeat import live_workers
+from workers.queues import GPU, send
 
 MAX_ACTIVE_RUNS = 3
 # What a learner predicts before a run, for the experiments that measure a speedup.
@@ -29,13 +34,6 @@ MAX_RUN_ATTEMPTS = 2  # a run whose worker dies is retried once, then marked fai
 PROGRESS_EVERY_S = 0.5
 
 
-class LabRequestError(ValueError):
-    def __init__(self, message: str, field: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.field = field
-
-
 @dataclass(frozen=True)
 class Target:
     kind: str  # "cuda" or "cpu": the device the run will most likely get
@@ -45,7 +43,6 @@ class Target:
 
 def target_device() -> Target:
     """Which device a run queued now will land on, from the live workers' heartbeats."""
-    from workers.heartbeat import live_workers
 
     try:
         workers = [w for w in live_workers() if "gpu" in w["queues"]]
@@ -61,29 +58,30 @@ def target_device() -> Target:
 
 
 def catalog_for(target: Target) -> list[dict]:
-    from labs.experiments import catalog
+    from labs.experiments.catalog import catalog
 
     return catalog(target.kind)
 
 
 def request_run(*, user, experiment: str, params: dict[str, Any] | None = None,
                 predicted_speedup: float | None = None) -> LabRun:
-    from labs.experiments import ParamError, validate_params
+    from labs.experiments.catalog import validate_params
+    from labs.experiments.params import ParamError
 
     if predicted_speedup is not None and not 0.01 <= predicted_speedup <= 10_000:
-        raise LabRequestError("Predict a speedup between 0.01x and 10000x.", "predicted_speedup")
+        raise DomainError("Predict a speedup between 0.01x and 10000x.", "predicted_speedup")
     if params is not None and not isinstance(params, dict):
-        raise LabRequestError("Parameters must be an object of name: value.", "params")
+        raise DomainError("Parameters must be an object of name: value.", "params")
     target = target_device()
     try:
         parsed = validate_params(experiment, params or {}, device_kind=target.kind,
                                  device_memory_bytes=target.memory_bytes)
     except ParamError as exc:
-        raise LabRequestError(exc.message, exc.field) from None
+        raise DomainError(exc.message, exc.field) from None
     with transaction.atomic():
         active = LabRun.objects.select_for_update().filter(user=user, status__in=LabRun.ACTIVE)
         if len(active) >= MAX_ACTIVE_RUNS:
-            raise LabRequestError(f"You already have {MAX_ACTIVE_RUNS} lab runs queued or running; wait for one to "
+            raise DomainError(f"You already have {MAX_ACTIVE_RUNS} lab runs queued or running; wait for one to "
                                   "finish or cancel a queued one.")
         run = LabRun.objects.create(user=user, session=touch_session(user, timezone.now()), experiment=experiment,
                                     params=parsed.to_dict(), predicted_speedup=predicted_speedup,
@@ -93,35 +91,32 @@ def request_run(*, user, experiment: str, params: dict[str, Any] | None = None,
 
 
 def enqueue(run: LabRun) -> None:
-    from workers.tasks import run_lab
-
-    try:
-        result = run_lab.apply_async(args=[run.pk], queue="gpu")
-    except Exception as exc:  # the broker is down: say so, keep the request
+    def keep_request(reason: str) -> None:
         LabRun.objects.filter(pk=run.pk).update(
             status=LabRun.Status.FAILED, finished_at=timezone.now(),
-            error=f"Could not queue the run: the task broker is unavailable ({' '.join(str(exc).split())[:200]}). "
-                  "Your request is kept; start it again when the service is back.")
+            error=f"Could not queue the run: {reason}. Your request is kept; start it again when the service "
+                  "is back.")
+
+    task_id = send(run_lab_task, args=[run.pk], queue=GPU, on_broker_down=keep_request)
+    if task_id is None:
         run.refresh_from_db()
         return
-    LabRun.objects.filter(pk=run.pk).update(task_id=result.id)
-    run.task_id = result.id
+    LabRun.objects.filter(pk=run.pk).update(task_id=task_id)
+    run.task_id = task_id
 
 
 def cancel_run(*, user, run_id: int) -> LabRun:
     with transaction.atomic():
         run = LabRun.objects.select_for_update().filter(user=user, pk=run_id).first()
         if run is None:
-            raise LabRequestError("No such lab run.", "run")
+            raise DomainError("No such lab run.", "run", status=404)
         if run.status != LabRun.Status.QUEUED:
-            raise LabRequestError(f"Only queued runs can be cancelled; this one is {run.status}.", "run")
+            raise DomainError(f"Only queued runs can be cancelled; this one is {run.status}.", "run", status=409)
         run.status = LabRun.Status.CANCELLED
         run.finished_at = timezone.now()
         run.phase = "cancelled before it started"
         run.save(update_fields=["status", "finished_at", "phase"])
     if run.task_id:
-        from workers.app import app
-
         app.control.revoke(run.task_id)
     return run
 
@@ -153,7 +148,9 @@ def execute_run(run_id: int, *, task_id: str, worker: str) -> LabRun | None:
 
 
 def _run_experiment(run: LabRun) -> dict:
-    from labs.experiments import run_experiment
+    from django.conf import settings
+
+    from labs.experiments.runner import run_experiment
 
     last = [0.0]
 
@@ -164,7 +161,8 @@ def _run_experiment(run: LabRun) -> dict:
             LabRun.objects.filter(pk=run.pk, status=LabRun.Status.RUNNING).update(
                 progress=max(0, min(100, int(percent))), phase=phase[:200])
 
-    return run_experiment(run.experiment, run.params, progress=progress)
+    return run_experiment(run.experiment, run.params, progress=progress, cpu_threads=settings.LABS_CPU_THREADS,
+                          cache_dir=settings.LABS_CACHE_DIR)
 
 
 def _finish(run: LabRun, result: dict) -> None:
@@ -226,7 +224,6 @@ def explain_failure(exc: BaseException) -> str:
 
 def reap_stale_runs(*, user=None) -> int:
     """Runs stuck in "running" whose worker is gone: re-queued once, then failed. Returns how many."""
-    from workers.heartbeat import live_workers
 
     try:
         alive = {w["hostname"] for w in live_workers()}
@@ -298,7 +295,7 @@ def plot_svg(result: dict) -> str | None:
 
 def describe_for_teacher(run: LabRun, *, max_rows: int = 12) -> str:
     """A finished run's numbers as text the teacher can explain (prompt context, course-notes answer)."""
-    from labs.experiments import CATALOG
+    from labs.experiments.catalog import CATALOG
 
     exp = CATALOG.get(run.experiment)
     lines = [f"Lab run #{run.pk}: {exp.title if exp else run.experiment} ({run.status})."]

@@ -1,11 +1,10 @@
 """Content API: everyone signed in may read; only staff may write, through quizzes.services."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import transaction
 from rest_framework import permissions, serializers, viewsets
 
 from quizzes.models import Card, Course, Section, Topic
-from quizzes.services import card_snapshot, record_changes_between
+from quizzes.services import update_card
 
 
 class IsStaffOrReadOnly(permissions.BasePermission):
@@ -36,6 +35,8 @@ class SectionSerializer(serializers.ModelSerializer):
 
 
 class CardSerializer(serializers.ModelSerializer):
+    """Reads and checks input only; CardViewSet.perform_update writes through update_card."""
+
     id = serializers.CharField(source="slug", read_only=True)
     course = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     sections = serializers.SlugRelatedField(slug_field="slug", many=True, queryset=Section.objects.all())
@@ -50,32 +51,6 @@ class CardSerializer(serializers.ModelSerializer):
                   "common_wrong_answer_html", "updated_at"]
         read_only_fields = ["pk", "kind", "prompt_html", "answer_html", "explanation_html",
                             "common_wrong_answer_html", "updated_at"]
-
-    def validate(self, attrs):
-        card = self.instance
-        sections = attrs.get("sections")
-        if sections and any(s.course_id != card.course_id for s in sections):
-            raise serializers.ValidationError({"sections": "Sections must belong to the card's course."})
-        return attrs
-
-    @transaction.atomic
-    def update(self, instance, validated_data):
-        before = card_snapshot(instance)
-        sections = validated_data.pop("sections", None)
-        topics = validated_data.pop("topics", None)
-        for key, value in validated_data.items():
-            setattr(instance, key, value)
-        try:
-            instance.full_clean(exclude=["course", "sections", "topics"])
-        except DjangoValidationError as exc:
-            raise serializers.ValidationError(exc.message_dict) from None
-        instance.save()
-        if sections is not None:
-            instance.sections.set(sections)
-        if topics is not None:
-            instance.topics.set(topics)
-        record_changes_between(instance, before, user=self.context["request"].user, source="api")
-        return instance
 
 
 class CourseViewSet(viewsets.ReadOnlyModelViewSet):
@@ -102,3 +77,10 @@ class CardViewSet(viewsets.mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSe
         if not self.request.user.is_staff:
             qs = qs.filter(retired=False)
         return qs
+
+    def perform_update(self, serializer):
+        try:
+            serializer.instance = update_card(card=serializer.instance, user=self.request.user,
+                                              changes=serializer.validated_data, source="api")
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.message_dict) from None

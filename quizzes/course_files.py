@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from quizzes.card_kinds import COMMON_KEYS, KIND_FIELDS
+from quizzes.card_kinds import COMMON_KEYS, KIND_FIELDS, KindField
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FILES = 500
@@ -157,25 +157,50 @@ class _Validator:
 def read_course_dir(root: Path) -> CourseData:
     """Parse and validate a course folder; raises CourseLoadError listing every problem."""
     root = Path(root).resolve()
+    _check_folder(root)
     v = _Validator()
-    course_file = root / "course.yaml"
-    if not course_file.is_file():
+    rel_course = f"{root.name}/course.yaml"
+    manifest = _read_manifest(root, rel_course)
+    course = _read_course_header(manifest, rel_course, v)
+    topics = _read_topics(manifest.get("topics") or [], rel_course, v)
+    topic_ids = {t["id"] for t in topics}
+    section_files = _section_files(root, v)
+    lessons = _read_lessons(manifest.get("lessons") or [], rel_course, section_files, v)
+    sections = _read_sections(root, lessons, section_files, topic_ids, v)
+    cards = _read_cards(root, {s["id"] for s in sections}, topic_ids, v)
+    if v.errors:
+        raise CourseLoadError(v.errors)
+    _sort_tags(topics, sections, cards)
+    return CourseData(course=course, topics=topics, lessons=lessons, sections=sections, cards=cards)
+
+
+def _check_folder(root: Path) -> None:
+    """Refuse a folder without course.yaml, or with more files than a course should have."""
+    if not (root / "course.yaml").is_file():
         raise CourseLoadError([CourseFileError(str(root), "no course.yaml in this folder")])
     files = [p for p in root.rglob("*") if p.is_file()]
     if len(files) > MAX_FILES:
         raise CourseLoadError([CourseFileError(str(root), f"{len(files)} files; the limit is {MAX_FILES}")])
 
-    rel_course = f"{root.name}/course.yaml"
-    raw = parse_yaml(_read_text(course_file, root), rel_course)
+
+def _read_manifest(root: Path, rel_course: str) -> dict[str, Any]:
+    """course.yaml as a mapping (fatal if it is not one: nothing else can be checked)."""
+    raw = parse_yaml(_read_text(root / "course.yaml", root), rel_course)
     if not isinstance(raw, dict):
         raise CourseLoadError([CourseFileError(rel_course, "must be a mapping with id, title, topics, lessons")])
-    v.unknown_keys(raw, {"id", "title", "summary", "topics", "lessons"}, rel_course, "course")
-    course = {"id": v.check_id(raw.get("id"), rel_course, "course"),
-              "title": v.text(raw.get("title"), rel_course, "course", "title"),
-              "summary": v.text(raw.get("summary"), rel_course, "course", "summary", required=False)}
+    return raw
 
+
+def _read_course_header(raw: dict[str, Any], rel_course: str, v: _Validator) -> dict[str, Any]:
+    v.unknown_keys(raw, {"id", "title", "summary", "topics", "lessons"}, rel_course, "course")
+    return {"id": v.check_id(raw.get("id"), rel_course, "course"),
+            "title": v.text(raw.get("title"), rel_course, "course", "title"),
+            "summary": v.text(raw.get("summary"), rel_course, "course", "summary", required=False)}
+
+
+def _read_topics(raw_topics: list[Any], rel_course: str, v: _Validator) -> list[dict[str, Any]]:
     topics: list[dict[str, Any]] = []
-    for i, t in enumerate(raw.get("topics") or []):
+    for i, t in enumerate(raw_topics):
         item = f"topic #{i + 1}"
         if not isinstance(t, dict):
             v.error(rel_course, "must be a mapping with id and title", item)
@@ -184,58 +209,62 @@ def read_course_dir(root: Path) -> CourseData:
         topics.append({"id": v.check_id(t.get("id"), rel_course, item),
                        "title": v.text(t.get("title"), rel_course, item, "title")})
     _no_duplicates(v, [t["id"] for t in topics], rel_course, "topic")
-    topic_ids = {t["id"] for t in topics}
+    return topics
 
-    section_files = _section_files(root, v)
+
+def _read_lessons(raw_lessons: list[Any], rel_course: str,
+                  section_files: dict[str, tuple[str, Path]], v: _Validator) -> list[dict[str, Any]]:
+    """The lessons in course.yaml; every section file must be listed in exactly one of them."""
     lessons: list[dict[str, Any]] = []
-    lesson_of: dict[str, str] = {}
-    for i, lesson in enumerate(raw.get("lessons") or []):
-        item = f"lesson #{i + 1}"
-        if not isinstance(lesson, dict):
-            v.error(rel_course, "must be a mapping", item)
-            continue
-        v.unknown_keys(lesson, {"id", "title", "summary", "sections"}, rel_course, item)
-        lid = v.check_id(lesson.get("id"), rel_course, item)
-        item = f"lesson {lid}" if lid else item
-        sec_ids = v.id_list(lesson.get("sections"), rel_course, item, "sections",
-                            set(section_files), required=True)
-        for sid in sec_ids:
-            if sid in lesson_of:
-                v.error(rel_course, f"section {sid!r} is listed in two lessons", item, "sections")
-            lesson_of[sid] = lid
-        lessons.append({"id": lid, "title": v.text(lesson.get("title"), rel_course, item, "title"),
-                        "summary": v.text(lesson.get("summary"), rel_course, item, "summary",
-                                          required=False),
-                        "sections": sec_ids})
+    lesson_of: dict[str, str] = {}  # section id -> lesson id
+    for i, raw in enumerate(raw_lessons):
+        lesson = _read_lesson(raw, f"lesson #{i + 1}", rel_course, set(section_files), lesson_of, v)
+        if lesson is not None:
+            lessons.append(lesson)
     if not lessons:
         v.error(rel_course, "needs at least one lesson", "course", "lessons")
     _no_duplicates(v, [lesson["id"] for lesson in lessons], rel_course, "lesson")
     for sid, (path, _) in section_files.items():
         if sid not in lesson_of:
             v.error(path, "section is not listed in any lesson in course.yaml", sid)
+    return lessons
 
-    sections: list[dict[str, Any]] = []
-    for lesson in lessons:
-        for sid in lesson["sections"]:
-            if sid in section_files:
-                sections.append(_read_section(root, *section_files[sid], sid, topic_ids, v))
-    section_ids = {s["id"] for s in sections}
 
+def _read_lesson(raw: Any, item: str, rel_course: str, section_ids: set[str],
+                 lesson_of: dict[str, str], v: _Validator) -> dict[str, Any] | None:
+    if not isinstance(raw, dict):
+        v.error(rel_course, "must be a mapping", item)
+        return None
+    v.unknown_keys(raw, {"id", "title", "summary", "sections"}, rel_course, item)
+    lid = v.check_id(raw.get("id"), rel_course, item)
+    item = f"lesson {lid}" if lid else item
+    sec_ids = v.id_list(raw.get("sections"), rel_course, item, "sections", section_ids, required=True)
+    for sid in sec_ids:
+        if sid in lesson_of:
+            v.error(rel_course, f"section {sid!r} is listed in two lessons", item, "sections")
+        lesson_of[sid] = lid
+    return {"id": lid, "title": v.text(raw.get("title"), rel_course, item, "title"),
+            "summary": v.text(raw.get("summary"), rel_course, item, "summary", required=False),
+            "sections": sec_ids}
+
+
+def _read_sections(root: Path, lessons: list[dict[str, Any]],
+                   section_files: dict[str, tuple[str, Path]], topic_ids: set[str],
+                   v: _Validator) -> list[dict[str, Any]]:
+    """The section files, in the order the lessons list them."""
+    return [_read_section(root, *section_files[sid], sid, topic_ids, v)
+            for lesson in lessons for sid in lesson["sections"] if sid in section_files]
+
+
+def _read_cards(root: Path, section_ids: set[str], topic_ids: set[str],
+                v: _Validator) -> list[dict[str, Any]]:
+    """Every card in cards/*.yaml (files in name order); a card id is unique across files."""
     cards: list[dict[str, Any]] = []
-    seen_cards: dict[str, str] = {}
+    seen_cards: dict[str, str] = {}  # card id -> the file it was first found in
     cards_dir = root / "cards"
     for path in sorted(cards_dir.glob("*.yaml")) if cards_dir.is_dir() else []:
         rel = f"{root.name}/cards/{path.name}"
-        try:
-            doc = parse_yaml(_read_text(path, root), rel)
-        except CourseLoadError as exc:
-            v.errors.extend(exc.errors)
-            continue
-        if not isinstance(doc, dict) or not isinstance(doc.get("cards"), list):
-            v.error(rel, "must be a mapping with a 'cards' list")
-            continue
-        v.unknown_keys(doc, {"cards"}, rel, "file")
-        for i, raw_card in enumerate(doc["cards"]):
+        for i, raw_card in enumerate(_card_file_entries(root, path, rel, v)):
             card = _read_card(raw_card, rel, i, section_ids, topic_ids, v)
             if card is None:
                 continue
@@ -247,10 +276,26 @@ def read_course_dir(root: Path) -> CourseData:
             cards.append(card)
             if len(cards) > MAX_CARDS:
                 raise CourseLoadError([CourseFileError(rel, f"more than {MAX_CARDS} cards")])
+    return cards
 
-    if v.errors:
-        raise CourseLoadError(v.errors)
-    # Tag order carries no meaning: keep ids in course order so that export is lossless.
+
+def _card_file_entries(root: Path, path: Path, rel: str, v: _Validator) -> list[Any]:
+    """The raw entries of one cards file; none (with the problem noted) if it cannot be read."""
+    try:
+        doc = parse_yaml(_read_text(path, root), rel)
+    except CourseLoadError as exc:
+        v.errors.extend(exc.errors)
+        return []
+    if not isinstance(doc, dict) or not isinstance(doc.get("cards"), list):
+        v.error(rel, "must be a mapping with a 'cards' list")
+        return []
+    v.unknown_keys(doc, {"cards"}, rel, "file")
+    return doc["cards"]
+
+
+def _sort_tags(topics: list[dict[str, Any]], sections: list[dict[str, Any]],
+               cards: list[dict[str, Any]]) -> None:
+    """Tag order carries no meaning: keep ids in course order so that export is lossless."""
     topic_rank = {t["id"]: i for i, t in enumerate(topics)}
     section_rank = {s["id"]: i for i, s in enumerate(sections)}
     for s in sections:
@@ -258,7 +303,6 @@ def read_course_dir(root: Path) -> CourseData:
     for c in cards:
         c["topics"] = sorted(dict.fromkeys(c["topics"]), key=topic_rank.__getitem__)
         c["sections"] = sorted(dict.fromkeys(c["sections"]), key=section_rank.__getitem__)
-    return CourseData(course=course, topics=topics, lessons=lessons, sections=sections, cards=cards)
 
 
 def _no_duplicates(v: _Validator, ids: list[str], path: str, what: str) -> None:
@@ -343,30 +387,31 @@ def _read_card(raw: Any, rel: str, index: int, section_ids: set[str], topic_ids:
         v.error(rel, "must be true or false", item, "retired")
     card["retired"] = retired is True
     for f in fields:
-        value = raw.get(f.name)
-        if f.type in ("markdown", "text"):
-            card[f.name] = v.text(value, rel, item, f.name, f.required)
-        elif f.type == "bool":
-            if value is not None and not isinstance(value, bool):
-                v.error(rel, "must be true or false", item, f.name)
-            card[f.name] = value is True
-        elif f.type == "number":
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                v.error(rel, "must be a number", item, f.name)
-                card[f.name] = None
-            else:
-                card[f.name] = float(value)
-        elif f.type == "list":
-            if value is None and not f.required:
-                card[f.name] = []
-                continue
-            if not isinstance(value, list) or not value:
-                v.error(rel, "must be a non-empty list", item, f.name)
-                card[f.name] = []
-                continue
-            card[f.name] = [v.text(x, rel, item, f.name) for x in value]
+        card[f.name] = _read_kind_field(f, raw.get(f.name), rel, item, v)
     _check_kind_rules(card, rel, item, v)
     return card
+
+
+def _read_kind_field(f: KindField, value: Any, rel: str, item: str, v: _Validator) -> Any:
+    """One of a card's kind fields (quizzes.card_kinds), checked against its type."""
+    if f.type in ("markdown", "text"):
+        return v.text(value, rel, item, f.name, f.required)
+    if f.type == "bool":
+        if value is not None and not isinstance(value, bool):
+            v.error(rel, "must be true or false", item, f.name)
+        return value is True
+    if f.type == "number":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            v.error(rel, "must be a number", item, f.name)
+            return None
+        return float(value)
+    # "list": of texts, e.g. a rubric's key points or a prediction's choices
+    if value is None and not f.required:
+        return []
+    if not isinstance(value, list) or not value:
+        v.error(rel, "must be a non-empty list", item, f.name)
+        return []
+    return [v.text(x, rel, item, f.name) for x in value]
 
 
 def _check_kind_rules(card: dict[str, Any], rel: str, item: str, v: _Validator) -> None:

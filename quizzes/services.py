@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from quizzes.card_kinds import KIND_FIELDS
@@ -103,10 +104,10 @@ def load_course_data(data: CourseData) -> LoadReport:
             card.topics.set([topics[t] for t in c["topics"]])
             report.count("created", "cards")
             continue
-        changes = update_card(card, values=values,
-                              section_objs=[sections[s] for s in c["sections"]],
-                              topic_objs=[topics[t] for t in c["topics"]],
-                              user=None, source="file")
+        changes = apply_card_values(card, values=values,
+                                    section_objs=[sections[s] for s in c["sections"]],
+                                    topic_objs=[topics[t] for t in c["topics"]],
+                                    user=None, source="file")
         report.count("updated" if changes else "unchanged", "cards")
     report.not_in_files = sorted(
         Card.objects.filter(course=course).exclude(slug__in=seen).values_list("slug", flat=True))
@@ -121,10 +122,14 @@ def card_values_from_file(card: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def update_card(card: Card, *, values: dict[str, Any], user=None, source: str,
-                section_objs: list[Section] | None = None,
-                topic_objs: list[Topic] | None = None) -> dict[str, list[Any]]:
-    """Change a card in place (same id, so review history stays) and record what changed."""
+def apply_card_values(card: Card, *, values: dict[str, Any], user=None, source: str,
+                      section_objs: list[Section] | None = None,
+                      topic_objs: list[Topic] | None = None) -> dict[str, list[Any]]:
+    """Change a card in place (same id, so review history stays) and record what changed.
+
+    No validation and no save when nothing changed: for values already checked (a course file,
+    retiring). Edits typed in by a person go through update_card, which validates them.
+    """
     changes: dict[str, list[Any]] = {}
     for column, new in values.items():
         old = getattr(card, column)
@@ -146,6 +151,43 @@ def update_card(card: Card, *, values: dict[str, Any], user=None, source: str,
     if changes:
         record_card_edit(card, changes=changes, user=user, source=source)
     return changes
+
+
+@transaction.atomic
+def update_card(*, card: Card, user, changes: dict[str, Any], source: str = "api") -> Card:
+    """Edit a card as a person would (e.g. the API): validate, save, and record who changed what.
+
+    `changes` maps Card fields to new values; "sections" and "topics" take Section and Topic
+    objects. Raises django's ValidationError ({field: [messages]}) and leaves the card and the
+    database as they were when the edit breaks a rule.
+    """
+    values = dict(changes)
+    sections = values.pop("sections", None)
+    topics = values.pop("topics", None)
+    if sections and any(s.course_id != card.course_id for s in sections):
+        raise ValidationError({"sections": "Sections must belong to the card's course."})
+    before = card_snapshot(card)
+    _set_validated(card, values)
+    card.save()
+    if sections is not None:
+        card.sections.set(sections)
+    if topics is not None:
+        card.topics.set(topics)
+    record_changes_between(card, before, user=user, source=source)
+    return card
+
+
+def _set_validated(card: Card, values: dict[str, Any]) -> None:
+    """Set columns on the card and run the model's validation; put them back if it fails."""
+    old = {key: getattr(card, key) for key in values}
+    for key, value in values.items():
+        setattr(card, key, value)
+    try:
+        card.full_clean(exclude=["course", "sections", "topics"])
+    except ValidationError:
+        for key, value in old.items():
+            setattr(card, key, value)
+        raise
 
 
 def record_card_edit(card: Card, *, changes: dict[str, list[Any]], user, source: str) -> CardEdit:
@@ -198,6 +240,6 @@ def set_retired(cards, *, retired: bool, user, source: str) -> int:
     changed = 0
     for card in cards:
         if card.retired != retired:
-            update_card(card, values={"retired": retired}, user=user, source=source)
+            apply_card_values(card, values={"retired": retired}, user=user, source=source)
             changed += 1
     return changed

@@ -73,6 +73,17 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_dir(name: str, default: Path | None) -> Path | None:
+    """A folder (`~` expanded; it need not exist yet); unset or empty means `default`. A file is refused."""
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    path = Path(raw).expanduser()
+    if path.exists() and not path.is_dir():
+        raise EnvError(name, f"expected a folder, but {raw!r} is a file")
+    return path
+
+
 def env_database(name: str, default: str) -> dict[str, Any]:
     """Parse a database URL (postgres://..., sqlite:///...) into a Django DATABASES entry."""
     raw = os.environ.get(name) or default

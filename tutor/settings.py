@@ -9,6 +9,7 @@ from pathlib import Path
 from tutor.env import (
     env_bool,
     env_database,
+    env_dir,
     env_float,
     env_int,
     env_list,
@@ -37,7 +38,9 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "tutor",
+    "tutor.accounts",
+    "tutor.review",
+    "tutor.teacher",
     "quizzes",
     "labs",
     "frontend",
@@ -132,6 +135,11 @@ CELERY_RESULT_EXPIRES = 24 * 3600
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
 # A lab run is stopped (and reported) after this many seconds.
 LAB_SOFT_TIME_LIMIT = env_int("LAB_SOFT_TIME_LIMIT", 600, minimum=10)
+# Torch threads of a CPU lab run (1 keeps timings steady on a shared machine) and the folder of the
+# roofline calibration cache (None: the labs' default, ~/.cache/tilewise-labs). labs.services passes
+# both to run_experiment; the lab code itself reads no environment.
+LABS_CPU_THREADS = env_int("LABS_CPU_THREADS", 1, minimum=1, maximum=1024)
+LABS_CACHE_DIR = env_dir("LABS_CACHE_DIR", None)
 # Seconds a worker heartbeat stays valid in Redis (see workers/heartbeat.py).
 WORKER_HEARTBEAT_TTL = env_int("WORKER_HEARTBEAT_TTL", 15, minimum=3)
 
@@ -152,6 +160,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "tutor.errors.api_exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
 }

@@ -1,20 +1,22 @@
 """The Celery application shared by web (to enqueue) and workers (to run).
 
-Queues: "default" for CPU work (grading, exports, CPU labs, optimization) and "gpu" for lab
-runs, one worker process per GPU. The local `make run` worker consumes both.
+Each app keeps its own tasks in `<app>/tasks.py`, found by autodiscovery, and its services
+enqueue through them with `workers.queues.send`; workers/ itself imports no app.
 """
 
 from celery import Celery
-from kombu import Queue
+from django.apps import apps as django_apps
 
 from tutor.startup import load_settings_or_exit
+from workers.queues import ALL, DEFAULT
 
 load_settings_or_exit()
 
 app = Celery("tilewise")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.task_queues = (Queue("default", routing_key="default"), Queue("gpu", routing_key="gpu"))
-app.autodiscover_tasks(["workers"])
+app.conf.task_queues = ALL
+app.conf.task_default_queue = DEFAULT
+app.autodiscover_tasks(lambda: ["workers", *(config.name for config in django_apps.get_app_configs())])
 
 # Register the heartbeat's signal handlers in every process that loads the app.
 import workers.heartbeat  # noqa: E402,F401

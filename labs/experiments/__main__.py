@@ -2,6 +2,9 @@
 
     python -m labs.experiments list [--device-kind cpu]
     python -m labs.experiments run fused_vs_unfused --param sizes=64x8192,4096x8192 --json out.json
+
+`list` imports no torch. `run` takes --cpu-threads (default 1) and --cache-dir (default
+~/.cache/tilewise-labs), the settings a worker takes from LABS_CPU_THREADS and LABS_CACHE_DIR.
 """
 
 from __future__ import annotations
@@ -10,8 +13,8 @@ import argparse
 import json
 import sys
 
-from . import CATALOG, catalog, get_experiment, run_experiment
-from .common import ParamError
+from .catalog import CATALOG, catalog, get_experiment
+from .params import ParamError
 from .report import format_result
 
 
@@ -37,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
                      help="e.g. sizes=64x8192,4096x8192 or dtype=float16 (repeatable)")
     run.add_argument("--device", default="auto", help="auto, cuda, cuda:N or cpu")
     run.add_argument("--json", metavar="PATH", help="also write the full result here")
+    run.add_argument("--cpu-threads", type=int, metavar="N", help="torch threads of a CPU-form run (default 1)")
+    run.add_argument("--cache-dir", metavar="PATH", help="roofline calibration cache (default ~/.cache/tilewise-labs)")
     args = parser.parse_args(argv)
 
     if args.command == "list":
@@ -55,8 +60,13 @@ def main(argv: list[str] | None = None) -> int:
         if not sep:
             parser.error(f"--param expects NAME=VALUE, got {item!r}")
         params[name.strip()] = value
+    if args.cpu_threads is not None and args.cpu_threads < 1:
+        parser.error("--cpu-threads must be at least 1")
+    from .runner import run_experiment  # imports torch
+
     try:
-        result = run_experiment(args.experiment, params, progress=_progress, device=args.device)
+        result = run_experiment(args.experiment, params, progress=_progress, device=args.device,
+                                cpu_threads=args.cpu_threads, cache_dir=args.cache_dir)
     except ParamError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

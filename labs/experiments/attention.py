@@ -26,23 +26,12 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from .common import (
-    DTYPES,
-    ITEMSIZE,
-    Device,
-    Progress,
-    ProgressFn,
-    Result,
-    compare,
-    get_device,
-    human_bytes,
-    measure,
-    new_result,
-    pinned_cpu_threads,
-    sync,
-    timing_method,
-)
-from .experiment_params import AttentionParams, flops, use_attention_registry  # torch-free parameters
+from .catalog import AttentionParams, flops, use_attention_registry  # torch-free parameters
+from .correctness import compare
+from .device import DTYPES, Device, get_device, pinned_cpu_threads
+from .params import ITEMSIZE, human_bytes
+from .result import Progress, ProgressFn, Result, new_result
+from .timing import measure, sync, timing_method
 
 # %%
 # Variants: a registry, so that a later implementation registers itself without touching run().

@@ -28,9 +28,10 @@ Reading guide, top to bottom:
   3. `flash_attention(q, k, v, causal, sm_scale)`: the Python wrapper: checks, tensor descriptors,
      the grid, and autotuning over block sizes, warps and pipeline depth; `prepare(...)` binds all
      that once for repeated calls (the lab's timing).
-  4. Checks against a float32 reference (on the GPU, or on the CPU under TRITON_INTERPRET=1), and a
-     benchmark script (`python -m labs.experiments.flash_attention`) that times each variant next to
-     PyTorch's SDPA flash and cuDNN backends.
+  4. Checks against a float32 reference (on the GPU, or on the CPU under TRITON_INTERPRET=1).
+The benchmark that times each variant next to PyTorch's SDPA flash and cuDNN backends is
+`python -m labs.experiments.flash_attention_bench`; what it measured, and every variant tried, is
+in NOTES.md.
 
 How memory gets to the tensor cores, three ways, picked at run time by what this Triton and GPU
 have (and selectable, for comparison):
@@ -43,51 +44,17 @@ have (and selectable, for comparison):
   * "tma_device": the same descriptors, built inside the kernel with `tl.make_tensor_descriptor`
     (needs a scratch allocator, set with `triton.set_allocator`).
 
-Measured (H100 80GB HBM3, torch 2.11, Triton 3.6, cuDNN 9.19; bf16, batch 1, 32 heads, d = 128;
-the labs' timer: do_bench median with the L2 flushed; TFLOP/s = 4 B H N^2 d, halved when causal;
-every figure next to SDPA's backends from the same run, autotuned as the lab calls it):
-
-    N      mask     this kernel   SDPA flash   SDPA cuDNN   vs cuDNN
-    4096   none        512           352          634        0.81x
-    4096   causal      440           270          522        0.84x
-    16384  none        521           349          570        0.91x
-    16384  causal      512           327          582        0.88x
-
-Faster than PyTorch's FlashAttention-2 backend by 1.4-1.6x; short of cuDNN, which is what the
-project's targets ask for (0.9x at N = 4096, 1.0x at N = 16384). Across runs the best fixed
-configuration reached 541 (N = 4096) and 545 (N = 16384) TFLOP/s with cuDNN at 637 and 613.
-
-What was tried (each exact to bf16 tolerance; best figure at N = 4096 / 16384, non-causal):
-  * pointer tiles with cp.async pipelining: 492 / 511.
-  * TMA, host descriptors: 541 / 545 (the default). Device-built descriptors: 512 / 520.
-  * warp specialization (`tl.range(..., warp_specialize=True)`): 520 / 526. On Hopper this Triton
-    leaves the loop as it was (the same SASS: no producer warps, no setmaxnreg).
-  * Q K^T of the next block issued before this block's softmax (the `pipeline` flag): 475 / 493.
-  * lazy rescaling (rescale the accumulator only when a row maximum grows by more than 2^8): 516 /
-    501; the block-wide test costs a cross-warp reduction every block.
-  * half the exponentials as a cubic on the FMA units (FlashAttention-4's trick): 461 / 452; it
-    pushes the kernel to 255 registers and a spill.
-The missing overlap of softmax and matrix work inside one warpgroup (FlashAttention-3's
-ping-pong of two warpgroups, its intra-warpgroup pipelining) is what Triton 3.6 cannot express;
-two independent 4-warp programs per SM are the closest it gets.
-
-What closes the gap is saying it explicitly, in Gluon: `flash_attention_gluon.py`, a load warp and
-two compute warpgroups sharing K/V tiles through mbarriers, asynchronous wgmma, persistent CTAs for
-non-causal attention. Timed in alternation with cuDNN (`paired()`, four runs) it reached 0.95-0.99x
-cuDNN at N = 4096 and 0.986-1.023x (1.005x over the runs) at N = 16384; this kernel, paired the
-same way, 0.84x and 0.87x. It is the attention lab's `gluon_flash` variant, and `--variants
-tma,gluon` (the default here) times both.
+What plain Triton cannot express is the overlap of softmax and matrix work inside one warpgroup
+(FlashAttention-3's ping-pong and intra-warpgroup pipelining); `flash_attention_gluon.py` says it
+explicitly in Gluon, for Hopper, and is the attention lab's `gluon_flash` variant.
 """
 
-import argparse
 import functools
 import os
-import sys
 
 import torch
 
-from . import flash_attention_gluon as gluon_kernel
-from .common import NO_TRITON, triton_or_none
+from .triton_shim import NO_TRITON, triton_or_none
 
 triton = triton_or_none()
 if triton is not None:
@@ -105,9 +72,9 @@ INTERPRETED = os.environ.get("TRITON_INTERPRET", "0") == "1"
 
 HEAD_DIMS = (16, 32, 64, 128)  # a power of two (tl.arange), at least 16 (the tensor cores' k step)
 TMA_MODES = {"pointers": 0, "tma": 1, "tma_device": 2}
-# The kernel's variants, as flash_attention() keyword arguments (compared by the benchmark below).
+# The kernel's variants, as flash_attention() keyword arguments (compared by flash_attention_bench.py).
 # Only the loading path differs among the first four; the last four are experiments that keep
-# the tma path and change the loop (see "What was tried" above): all exact, none faster.
+# the tma path and change the loop (NOTES.md, "What was tried"): all exact, none faster.
 KERNEL_VARIANTS = {
     "pointers": {"mode": "pointers"},
     "pointers_ws": {"mode": "pointers", "warp_specialize": True},
@@ -247,10 +214,8 @@ def _attn_fwd_inner(acc, l_i, m_i, q, desc_k, desc_v, k_base, v_base, stride_kn,
 # block j+1 are requested from the tensor cores before block j's softmax runs, so that (if the
 # compiler leaves the matrix instruction asynchronous until its result is needed) the exponentials
 # of one block overlap the Q K^T of the next, the overlap FlashAttention-3 builds on. It costs a
-# second BLOCK_M x BLOCK_N float32 tile of registers. Needs hi - lo >= BLOCK_N.
-# Measured: it does not pay. Triton (3.6 and 3.9) waits for every Q K^T right after issuing it
-# (WARPGROUP.DEPBAR straight after the HGMMAs in the SASS); only the P V product it pipelines on
-# its own is left in flight. So nothing overlaps, and the extra registers cost 5-10%.
+# second BLOCK_M x BLOCK_N float32 tile of registers. Needs hi - lo >= BLOCK_N. It does not pay
+# with the Tritons tried (NOTES.md says why): kept as the `tma_pipe` variant, for comparison.
 
 
 @triton.jit
@@ -370,17 +335,15 @@ def _attn_fwd(Q, K, V, O, desc_q, desc_k, desc_v, sm_scale,  # noqa: E741 (Q, K,
 # instructions (wgmma) in slabs of 64 rows. num_stages is how many K/V tiles are in flight in shared
 # memory: (BLOCK_N x d x 2 bytes) x 2 (K and V) per stage, next to Q's BLOCK_M x d.
 #
-# What the sweep on an H100 found (d = 128, bf16, 32 heads; `python -m labs.experiments.flash_attention
-# --sweep`), and why:
-#   * The winner is BLOCK_M = 128, BLOCK_N = 64 with only 4 warps and 2 stages: 255 registers per
-#     thread and 96 KB of shared memory, so exactly two programs fit on an SM (2 x 128 threads x 256
-#     registers = the whole 64K register file). Two independent warpgroups per SM is what lets one
-#     run its softmax (exponentials on the special-function unit) while the other keeps the tensor
-#     cores busy. The same 128 rows on 8 warps in one program came out 10-20% slower: Triton
-#     synchronizes all of a program's warps around each TMA copy, so its two warpgroups move in
-#     lockstep and reach their softmax at the same time.
-#   * 64 x 64 on 4 warps, 3 stages: best for causal attention at N = 4096, where the work per
-#     query block is short and uneven and smaller blocks balance it better.
+# Why these candidates (d = 128; the sweep that chose them is in NOTES.md):
+#   * BLOCK_M = 128, BLOCK_N = 64 on only 4 warps and 2 stages: 255 registers per thread and 96 KB
+#     of shared memory, so exactly two programs fit on an SM (2 x 128 threads x 256 registers = the
+#     whole 64K register file). Two independent warpgroups per SM let one run its softmax
+#     (exponentials on the special-function unit) while the other keeps the tensor cores busy; the
+#     same rows on 8 warps in one program move in lockstep, because Triton synchronizes all of a
+#     program's warps around each TMA copy.
+#   * 64 x 64 on 4 warps, 3 stages: for causal attention at moderate N, where the work per query
+#     block is short and uneven and smaller blocks balance it better.
 # Autotuning benchmarks every candidate the first time it sees a shape, so the list stays short.
 
 # (BLOCK_M, BLOCK_N, num_warps, num_stages[, maxnreg])
@@ -396,7 +359,9 @@ def _smem_bytes(block_m, block_n, head_dim, stages, itemsize=2):
     return itemsize * head_dim * (block_m + 2 * block_n * stages)
 
 
-def _usable(cfg, head_dim, causal=True, smem_limit=227 * 1024):
+def usable_config(cfg, head_dim, causal=True, smem_limit=227 * 1024):
+    """Whether a (BLOCK_M, BLOCK_N, warps, stages, ...) config fits this head dim: causal tiles on key-block
+    boundaries, and the Q tile plus `stages` K/V tiles within an SM's shared memory."""
     block_m, block_n, _, stages = cfg[:4]
     return (block_m % block_n == 0 or not causal) and _smem_bytes(block_m, block_n, head_dim, stages) <= smem_limit
 
@@ -413,7 +378,7 @@ def _set_descriptor_blocks(nargs):
 def _configs(head_dim):
     return [triton.Config({"BLOCK_M": cfg[0], "BLOCK_N": cfg[1]}, num_warps=cfg[2], num_stages=cfg[3],
                           maxnreg=cfg[4] if len(cfg) > 4 else None, pre_hook=_set_descriptor_blocks)
-            for cfg in TUNED_CONFIGS.get(head_dim, SMALL_CONFIGS) if _usable(cfg, head_dim)]
+            for cfg in TUNED_CONFIGS.get(head_dim, SMALL_CONFIGS) if usable_config(cfg, head_dim)]
 
 
 @functools.cache
@@ -585,7 +550,8 @@ def check_shapes(device: str, dtype: str, shapes, seed: int = 0, **kwargs) -> li
     Fresh random inputs per shape; the output starts as NaN, so an element the kernel never
     writes fails the check.
     """
-    from .common import DTYPES, compare
+    from .correctness import compare
+    from .device import DTYPES
 
     checks = []
     for i, (b, h, n, d, causal) in enumerate(shapes):
@@ -664,260 +630,3 @@ def cpu_check(params) -> list[dict]:
     if INTERPRETED:
         return interpreter_check(params.dtype, shapes)
     return run_interpreter("flash_attention", {"dtype": params.dtype, "shapes": shapes})
-
-
-# %%
-# Benchmark and tuning sweep (on a GPU): python -m labs.experiments.flash_attention [--sweep]
-# Each variant next to SDPA's flash and cuDNN backends, timed in the same process with the labs'
-# timer (do_bench, L2 flushed before every call, median). Compiling dozens of configurations one
-# after another takes minutes, so --jobs compiles them first in parallel worker processes, which
-# fill Triton's on-disk cache; the timing process then only loads them.
-
-GLUON = "gluon"  # the Hopper kernel of flash_attention_gluon.py, benchmarked next to these variants
-
-SWEEP_CONFIGS = {
-    # (BLOCK_M, BLOCK_N, num_warps, num_stages[, maxnreg])
-    128: [(128, 64, 8, 2), (128, 64, 8, 3), (128, 128, 8, 2), (128, 64, 4, 2), (128, 32, 4, 3), (64, 64, 4, 3),
-          (64, 128, 4, 2), (128, 64, 8, 2, 128)],
-    64: [(128, 64, 4, 3), (128, 64, 8, 3), (128, 128, 8, 3), (64, 64, 4, 3), (128, 128, 4, 2), (128, 64, 4, 2)],
-}
-
-
-def _raise(exc):
-    raise exc
-
-
-def _compile_one(job):
-    """Worker: compile one (variant, config, d, causal) by running it once on a small input whose
-    sizes and strides share the large ones' divisibility (Triton specializes on that)."""
-    variant, cfg, d, causal, heads = job
-    try:
-        q = torch.randn(1, heads, 256, d, device="cuda", dtype=torch.bfloat16)
-        if variant == GLUON:
-            gluon_kernel.flash_attention(q, q, q, causal, config=cfg)
-        else:
-            flash_attention(q, q, q, causal, config=cfg, **KERNEL_VARIANTS[variant])
-        torch.cuda.synchronize()
-        return None
-    except Exception as exc:  # reported again, with the timing, by the parent
-        return f"{variant} {cfg}: {str(exc).splitlines()[0][:200]}"
-
-
-def precompile(jobs, workers: int) -> list[str]:
-    import multiprocessing
-
-    with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        return [e for e in pool.map(_compile_one, jobs, chunksize=1) if e]
-
-
-def bench(shapes, variants, configs_for=SWEEP_CONFIGS, rep_ms=100.0, autotuned=True, out=sys.stdout) -> list[dict]:
-    """shapes: [(b, h, n, d, causal)]; variants: KERNEL_VARIANTS names. One row per timing: each
-    variant at each of configs_for[d], and (autotuned=True) autotuned as the lab calls it."""
-    import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
-    from .attention import check_rows, reference_rows
-    from .common import compare, get_device, measure
-
-    device = get_device("cuda")
-    rows = []
-
-    def record(shape, name, fn, cfg, work, checked, ref):
-        try:
-            o = fn()
-            check = compare(o[:, :, checked], ref, "bfloat16")
-            t = measure(fn, device, rep_ms=rep_ms)
-        except Exception as exc:  # a config that does not compile or fit: say so, go on
-            rows.append({"shape": shape, "variant": name, "config": cfg, "error": str(exc).splitlines()[0][:200]})
-            print(f"{shape:22s} {name:12s} {cfg!s:18s} FAILED {rows[-1]['error']}", file=out, flush=True)
-            return
-        tf = work / (t.median_ms * 1e-3) / 1e12
-        rows.append({"shape": shape, "variant": name, "config": cfg, "median_ms": t.median_ms,
-                     "spread_pct": t.spread_pct, "tflops": tf, "max_abs_error": check["max_abs_error"],
-                     "passed": check["passed"]})
-        print(f"{shape:22s} {name:12s} {cfg!s:18s} {t.median_ms:8.3f} ms {tf:6.1f} TFLOP/s "
-              f"err {check['max_abs_error']:.1e} {'ok' if check['passed'] else 'FAIL'}", file=out, flush=True)
-
-    for b, h, n, d, causal in shapes:
-        g = torch.Generator(device="cuda").manual_seed(n)
-        q, k, v = (torch.randn(b, h, n, d, generator=g, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-        checked = check_rows(n, 256)  # spread over the sequence, the last row included
-        ref = reference_rows(q, k, v, causal, checked)
-        checked = checked.to(q.device)
-        shape = f"N={n} d={d} {'causal' if causal else 'full'}"
-        work = 4.0 * b * h * n * n * d / (2 if causal else 1)
-        for backend, name in ((SDPBackend.FLASH_ATTENTION, "sdpa_flash"), (SDPBackend.CUDNN_ATTENTION, "sdpa_cudnn")):
-            def sdpa(backend=backend, q=q, k=k, v=v, causal=causal):
-                with sdpa_kernel(backend):
-                    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-            record(shape, name, sdpa, None, work, checked, ref)
-        for name in variants:
-            if name == GLUON:  # its own configurations; "default" is what the lab runs
-                for cfg in gluon_kernel.SWEEP_CONFIGS if configs_for.get(d) else []:
-                    record(shape, name, functools.partial(gluon_kernel.flash_attention, q, k, v, causal, config=cfg),
-                           cfg, work, checked, ref)
-                if autotuned:
-                    record(shape, name, gluon_kernel.build(q, k, v, causal), "default", work, checked, ref)
-                continue
-            for cfg in configs_for.get(d, SMALL_CONFIGS):
-                if _usable(cfg, d, causal):
-                    fn = functools.partial(flash_attention, q, k, v, causal, config=cfg, **KERNEL_VARIANTS[name])
-                    record(shape, name, fn, cfg, work, checked, ref)
-            if autotuned:  # as the lab calls it: autotuned over TUNED_CONFIGS
-                try:
-                    fn = prepare(q, k, v, causal, **KERNEL_VARIANTS[name])
-                except Exception as exc:  # a config of the tuned list that does not fit this variant
-                    fn = functools.partial(_raise, exc)
-                record(shape, name, fn, "autotuned", work, checked, ref)
-        del q, k, v
-        torch.cuda.empty_cache()
-    return rows
-
-
-def paired(shapes, variants, rounds: int = 5, rep_ms: float = 100.0, out=sys.stdout) -> list[dict]:
-    """Each variant (as the lab calls it) against SDPA cuDNN, timed in alternation: cuDNN, then each
-    variant, repeated `rounds` times. A GPU's clock drifts with its temperature over a long run, so
-    a kernel timed a minute after another can look a few percent slower for no reason of its own;
-    the ratio taken within each round compares neighbours in time. Returns one row per variant
-    and shape with the median of the per-round ratios and their range."""
-    import statistics
-
-    import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
-    from .common import get_device, measure
-
-    device = get_device("cuda")
-    rows = []
-    for b, h, n, d, causal in shapes:
-        q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-        work = 4.0 * b * h * n * n * d / (2 if causal else 1)
-
-        def cudnn(q=q, k=k, v=v, causal=causal):
-            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-
-        fns = {"sdpa_cudnn": cudnn}
-        for name in variants:
-            fns[name] = gluon_kernel.build(q, k, v, causal) if name == GLUON else prepare(q, k, v, causal,
-                                                                                             **KERNEL_VARIANTS[name])
-        tflops = {name: [] for name in fns}
-        for _ in range(rounds):
-            for name, fn in fns.items():
-                tflops[name].append(work / (measure(fn, device, rep_ms=rep_ms).median_ms * 1e-3) / 1e12)
-        shape = f"N={n} d={d} {'causal' if causal else 'full'}"
-        for name in variants:
-            ratios = [a / c for a, c in zip(tflops[name], tflops["sdpa_cudnn"], strict=True)]
-            row = {"shape": shape, "variant": name, "rounds": rounds, "tflops": statistics.median(tflops[name]),
-                   "cudnn_tflops": statistics.median(tflops["sdpa_cudnn"]), "ratio": statistics.median(ratios),
-                   "ratio_min": min(ratios), "ratio_max": max(ratios)}
-            rows.append(row)
-            print(f"{shape:22s} {name:8s} {row['tflops']:6.1f} TFLOP/s vs cuDNN {row['cudnn_tflops']:6.1f}: "
-                  f"{row['ratio']:.3f}x (rounds {row['ratio_min']:.3f}-{row['ratio_max']:.3f}, n={rounds})",
-                  file=out, flush=True)
-        del q, k, v, fns
-        torch.cuda.empty_cache()
-    return rows
-
-
-def summary(rows) -> str:
-    lines = ["best per shape and variant: TFLOP/s, and the ratio to SDPA cuDNN and SDPA flash from the same run"]
-    for shape in dict.fromkeys(r["shape"] for r in rows):
-        here = [r for r in rows if r["shape"] == shape and "tflops" in r and r["passed"]]
-        base = {r["variant"]: r["tflops"] for r in here if r["variant"].startswith("sdpa")}
-        best = {}
-        for r in here:
-            if r["variant"] not in best or r["tflops"] > best[r["variant"]]["tflops"]:
-                best[r["variant"]] = r
-        for name, r in best.items():
-            ratios = "  ".join(f"{r['tflops'] / base[s]:.2f}x {s}" for s in ("sdpa_cudnn", "sdpa_flash") if s in base)
-            lines.append(f"{shape:22s} {name:12s} {r['config']!s:18s} {r['tflops']:6.1f} TFLOP/s  {ratios}")
-    return "\n".join(lines)
-
-
-def main(argv=None) -> int:
-    import json
-
-    from .common import get_device, library_versions, timing_method
-
-    parser = argparse.ArgumentParser(prog="python -m labs.experiments.flash_attention", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sweep", action="store_true",
-                        help="every variant x SWEEP_CONFIGS, and autotuned (default: autotuned only)")
-    parser.add_argument("--seq-lens", default="4096,16384")
-    parser.add_argument("--head-dims", default="128")
-    parser.add_argument("--causal", default="false,true")
-    parser.add_argument("--heads", type=int, default=32)
-    parser.add_argument("--batch", type=int, default=1)
-    parser.add_argument("--variants", default="tma,gluon",
-                        help=", ".join([*KERNEL_VARIANTS, GLUON]))
-    parser.add_argument("--configs", help="BMxBNxWARPSxSTAGES,... instead of the sweep's lists")
-    parser.add_argument("--jobs", type=int, default=min(12, os.cpu_count() or 1), help="parallel compiles first")
-    parser.add_argument("--rep-ms", type=float, default=100.0)
-    parser.add_argument("--rounds", type=int, default=5,
-                        help="then each variant against cuDNN in this many alternating rounds (0: skip)")
-    parser.add_argument("--json", help="write all rows here")
-    args = parser.parse_args(argv)
-
-    device = get_device("cuda")
-    have = tma_available()
-    print(f"# {device.describe()}\n# {library_versions()}\n# descriptors: {have}\n# {timing_method(device)}")
-    variants = []
-    for name in args.variants.split(","):
-        if name == GLUON:
-            why = gluon_kernel.available()
-            if why:
-                print(f"# {name}: not available here: {why}")
-            else:
-                variants.append(name)
-            continue
-        mode = KERNEL_VARIANTS[name]["mode"]
-        if mode != "pointers" and not have.get(mode):
-            print(f"# {name}: not available here")
-        else:
-            variants.append(name)
-    head_dims = [int(x) for x in args.head_dims.split(",")]
-    causals = [c.strip().lower() in ("1", "true", "yes") for c in args.causal.split(",")]
-    shapes = [(args.batch, args.heads, n, d, c) for d in head_dims for n in map(int, args.seq_lens.split(","))
-              for c in causals]
-    if args.configs:
-        cfgs = [tuple(int(x) for x in c.split("x")) for c in args.configs.split(",")]
-        configs_for = {d: cfgs for d in head_dims}
-    elif args.sweep:
-        configs_for = SWEEP_CONFIGS
-    else:  # autotuned only, as the lab calls it
-        configs_for = {d: [] for d in head_dims}
-    autotuned = args.sweep or not args.configs
-    if args.jobs > 1:
-        triton_variants = [name for name in variants if name != GLUON]
-        jobs = [(name, cfg, d, c, args.heads) for name in triton_variants for d in head_dims for c in causals
-                for cfg in configs_for.get(d, SMALL_CONFIGS) if _usable(cfg, d, c)]
-        if autotuned:
-            jobs += [(name, cfg, d, c, args.heads) for name in triton_variants for d in head_dims for c in causals
-                     for cfg in TUNED_CONFIGS.get(d, SMALL_CONFIGS) if _usable(cfg, d, c)]
-        if GLUON in variants:
-            gluon_cfgs = (gluon_kernel.SWEEP_CONFIGS if configs_for.get(head_dims[0]) else []) + [None]
-            jobs += [(GLUON, cfg, d, c, args.heads) for d in head_dims if d in gluon_kernel.HEAD_DIMS
-                     for c in causals for cfg in gluon_cfgs]
-        jobs = list(dict.fromkeys(jobs))
-        import time
-
-        t0 = time.perf_counter()
-        errors = precompile(jobs, args.jobs)
-        print(f"# compiled {len(jobs)} kernels on {args.jobs} processes in {time.perf_counter() - t0:.0f} s"
-              f"{'; failed: ' + '; '.join(errors) if errors else ''}", flush=True)
-    rows = bench(shapes, variants, configs_for, rep_ms=args.rep_ms, autotuned=autotuned)
-    print("\n" + summary(rows))
-    pairs = []
-    if args.rounds > 0:
-        print(f"\npaired with cuDNN, {args.rounds} alternating rounds (median of the per-round ratios; range)")
-        pairs = paired(shapes, variants, args.rounds, args.rep_ms)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": device.describe(), "versions": library_versions(), "rows": rows, "paired": pairs},
-                      f, indent=1)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -5,8 +5,8 @@ FlashAttention forward for Hopper, in Gluon (Triton's lower-level language)
 The same algorithm as `flash_attention.py` (tiles of keys and values, online softmax), written in
 Gluon, which ships inside Triton (`triton.experimental.gluon`) and lets a kernel say what plain
 Triton decides for itself: which warps do what, where tiles live in shared memory, when a copy or
-a tensor-core instruction is waited for. That control is what the last 20% on an H100 needs; see
-"What was tried" in `flash_attention.py` for why plain Triton 3.6 stops short.
+a tensor-core instruction is waited for. That control is what the last 20% on an H100 needs; NOTES.md
+("What was tried") says where plain Triton stops short, and what this kernel measured.
 
 The plan of one program (a CTA) follows FlashAttention-3 (Shah et al., 2024):
 
@@ -25,12 +25,9 @@ The plan of one program (a CTA) follows FlashAttention-3 (Shah et al., 2024):
     (wgmma) is asynchronous: issue S_j = Q K_j^T, then O += P_{j-1} V_{j-1}, wait only for S_j,
     run the softmax of block j, and wait for P_{j-1} V_{j-1} last. The online softmax's order
     changes accordingly: block j-1's rescale factor is applied to O just before P_{j-1} V_{j-1} is
-    issued; every term still ends up scaled to the final row maximum.
-    What the hardware runs is less: the PTX has this order, but ptxas (CUDA 13) moves the second
-    wait up to just after the row maximum, so the exponentials do not overlap P_{j-1} V_{j-1} in
-    the SASS. Moving that wait into the next iteration (after S_{j+1} is issued, where ptxas cannot
-    hoist it) made ptxas serialize every wgmma instead ("non wgmma instructions reading accumulator
-    registers", C7514), which is worse. The overlap the kernel gets comes from its two warpgroups.
+    issued; every term still ends up scaled to the final row maximum. The PTX has this order, but
+    ptxas moves the second wait earlier (NOTES.md), so the overlap the kernel actually gets comes
+    from its two warpgroups.
   * P never touches shared memory: the softmax output is converted in registers to the layout
     wgmma takes its left operand in.
   * For non-causal attention the kernel is persistent (`_attn_fwd_persistent`): one CTA per SM
@@ -40,36 +37,8 @@ The plan of one program (a CTA) follows FlashAttention-3 (Shah et al., 2024):
     tiles differ in cost up to N / BLOCK_N-fold, and the GPU's block scheduler, which gives the next
     tile to whichever SM frees up first, balances them better than a fixed stride does.
 
-Measured (H100 80GB HBM3, torch 2.11, Triton 3.6, cuDNN 9.19; bf16, batch 1, 32 heads, d = 128;
-do_bench median, L2 flushed). The GPU's clock drifts by a few percent over a long benchmark, so the
-ratio to cuDNN comes from `paired()`: cuDNN and this kernel timed in alternation, the median of
-the per-round ratios, in four separate runs (of 7, 7, 7 and 5 rounds):
-
-    N      mask     schedule     run 1            run 2            run 3            run 4
-    4096   none     persistent   0.992x           0.991x           0.978x           0.947x
-    16384  none     persistent   1.013x           0.997x           1.023x           0.986x
-    4096   causal   overlap      0.994x           0.979x           0.989x           0.983x
-    16384  causal   overlap      1.061x           1.023x           1.057x           1.049x
-
-The rounds within a run spread by a few percent (N = 16384, non-causal: 0.995-1.033, 0.977-1.086,
-0.976-1.038, 0.977-1.087): at N = 16384 this kernel and cuDNN are level, 1.005x over the four runs.
-In TFLOP/s that is about 596-612 at N = 4096 and 616-627 at N = 16384 (cuDNN 606-624). The
-Triton kernel of flash_attention.py, paired the same way: 0.84x, 0.87x, 0.85x, 0.88x.
-
-Schedules tried (N = 4096 / 16384, non-causal unless said; `SWEEP_CONFIGS`):
-  * "overlap", one CTA per tile: paired 0.949x / 0.997x (0.956x / 0.997x in a second run).
-  * "persistent": the default for non-causal (above). For causal it fell to 0.86x at N = 16384,
-    with tiles handed out heaviest first per head or over all heads alike: a fixed stride leaves
-    some SMs with far more work than others.
-  * 3 stages instead of 2: paired 0.931x / 0.983x, no better and noisier.
-  * BLOCK_N 64, 4 stages: 520 / 551 TFLOP/s, twice the per-block bookkeeping.
-  * "pingpong": the two warpgroups take turns to issue their matrix work through a pair of
-    mbarriers (FlashAttention-3's scheduling barrier): 587 / 604 TFLOP/s against 598 / 600 without;
-    they already drift into alternation on their own.
-  * "prefetch": S_{j+1} issued before block j's softmax and everything waited for at the end of the
-    block, so nothing is in flight across iterations. ptxas keeps that order (the exponentials
-    interleave with S_{j+1}'s wgmma in the SASS), but P_j V_j then runs with nothing of its own
-    warpgroup under it: 596 against 617 TFLOP/s in the same sweep.
+Other schedules are selectable (`SCHEDULES`, `SWEEP_CONFIGS`) for comparison; NOTES.md has what
+each measured against cuDNN.
 
 Needs a Hopper GPU (sm_90) and a Triton whose Gluon has `warp_specialize(functions_and_args, ...)`,
 `warpgroup_mma(..., is_async=True)` and TMA/mbarrier support (3.6 has); `available()` says whether
@@ -81,7 +50,7 @@ import functools
 
 import torch
 
-from .common import NO_TRITON, triton_or_none
+from .triton_shim import NO_TRITON, triton_or_none
 
 triton = triton_or_none()
 try:  # Gluon's API changes between Triton releases: anything missing means "not available"
@@ -495,7 +464,7 @@ if GLUON_ERROR is None:
 # handing the next CTA to whichever SM frees up, balances them far better than a fixed stride.
 DEFAULT_CONFIG = {(128, False): (64, 128, 2, "persistent", 240, 24), (128, True): (64, 128, 2, "overlap", 240, 24),
                   (64, False): (64, 128, 3, "persistent", 240, 24), (64, True): (64, 128, 3, "overlap", 240, 24)}
-# What `python -m labs.experiments.flash_attention --sweep --variants gluon` compares.
+# What `python -m labs.experiments.flash_attention_bench --sweep --variants gluon` compares.
 SWEEP_CONFIGS = [(64, 128, 2, "overlap", 240, 24), (64, 128, 2, "pingpong", 240, 24),
                  (64, 128, 2, "prefetch", 240, 24), (64, 128, 2, "persistent", 240, 24),
                  (64, 128, 3, "overlap", 240, 24), (64, 64, 4, "overlap", 240, 24)]
@@ -530,7 +499,7 @@ def available(device=None) -> str | None:
 
 
 def unavailable(device, dtype: str) -> str | None:
-    """The attention lab's question: can this variant run on `device` (a common.Device) in `dtype`?"""
+    """The attention lab's question: can this variant run on `device` (a device.Device) in `dtype`?"""
     if not device.is_cuda:
         return ("needs a Hopper GPU (H100/H200); Gluon kernels do not run under the Triton interpreter, so "
                 "on a CPU there is nothing to check")

@@ -25,8 +25,10 @@ import time
 
 import numpy as np
 
-from .common import Device, Progress, ProgressFn, Result, get_device, new_result
-from .experiment_params import ITEMSIZE, TilingTraceParams  # torch-free: parameters, bounds
+from .catalog import TilingTraceParams  # torch-free: parameters, bounds
+from .device import Device, get_device
+from .params import ITEMSIZE
+from .result import Progress, ProgressFn, Result, new_result
 
 SCORES_MAX_N = 128  # the score matrix's values go into the trace up to this N (128^2 = 16384 numbers)
 TRACE_MAX_NUMBERS = 100_000  # numbers kept in the stored steps' per-row arrays (about 1 MB of JSON)

@@ -25,29 +25,15 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from .common import (
-    DTYPES,
-    ITEMSIZE,
-    NO_TRITON,
-    Device,
-    Progress,
-    ProgressFn,
-    Result,
-    compare,
-    copy_roof,
-    count_aten_ops,
-    count_kernels,
-    get_device,
-    measure,
-    new_result,
-    next_power_of_2,
-    pinned_cpu_threads,
-    sync,
-    timing_method,
-    triton_or_none,
-    wall_per_call_ms,
-)
-from .experiment_params import CHAINS, FusedParams  # torch-free: parameters, bounds, defaults
+from .catalog import CHAINS, FusedParams  # torch-free: parameters, bounds, defaults
+from .copy_roof import copy_roof
+from .correctness import compare
+from .device import DTYPES, Device, get_device, pinned_cpu_threads
+from .kernel_count import count_aten_ops, count_kernels
+from .params import ITEMSIZE
+from .result import Progress, ProgressFn, Result, new_result
+from .timing import measure, sync, timing_method, wall_per_call_ms
+from .triton_shim import NO_TRITON, next_power_of_2, triton_or_none
 
 triton = triton_or_none()
 if triton is not None:
@@ -80,16 +66,15 @@ def residual_layernorm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Te
 #
 # Every load is marked evict_first: each byte is used once, so keeping it in L2 only pushes out
 # data that is still wanted (the bias, the LayerNorm weights). Offsets stay int32, which
-# experiment_params.MAX_ELEMENTS guarantees is enough, because 64-bit index math costs registers and instructions
+# catalog.MAX_ELEMENTS guarantees is enough, because 64-bit index math costs registers and instructions
 # in a kernel that has little else to do.
 
 @triton.jit
 def erf_fast(x):
     # Abramowitz & Stegun 7.1.26: |error| < 1.5e-7, about float32's own rounding, in a dozen
     # instructions (one reciprocal, one exp2, five FMAs). libdevice's erff costs two or three times
-    # that, enough for bias+GELU's arithmetic to compete with its memory traffic for issue slots:
-    # on an H100 (16384 x 8192 bf16) the best launch configuration reached 89% of the copy roof
-    # with tl.erf and 97.6% with this, where SwiGLU and LayerNorm reach 98-99% with cheap math.
+    # that, enough for bias+GELU's arithmetic to compete with its memory traffic for issue slots
+    # and keep the kernel off the copy roof (NOTES.md has the figures).
     a = tl.abs(x)
     t = 1.0 / (1.0 + 0.3275911 * a)
     poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
@@ -159,11 +144,10 @@ def residual_layernorm_kernel(x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, n_rows, n_cols,
 
 
 # %%
-# Launch configurations, chosen with `tuning_sweep` on an H100 (16384 x 8192 bf16: the defaults
-# below gave 97.2%, 99.3% and 98.7% of the copy roof; most configurations land within a few
-# percent of each other, the bad ones 30-40% lower). Element-wise kernels need
-# many bytes in flight per SM to cover memory latency: a few 16-byte loads per thread per input,
-# and a grid of thousands of programs at the large sizes so that the last wave is a small part.
+# Launch configurations, chosen with `tuning_sweep` (NOTES.md has what they reached). Element-wise
+# kernels need many bytes in flight per SM to cover memory latency: a few 16-byte loads per thread
+# per input, and a grid of thousands of programs at the large sizes so that the last wave is a
+# small part.
 
 TILE = 4096
 

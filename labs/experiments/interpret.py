@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
         return 2
     import importlib
 
-    from .common import json_safe
+    from .result import json_safe
 
     module = importlib.import_module(f"labs.experiments.{argv[0]}")
     checks = module.interpreter_check(**(json.loads(argv[1]) if len(argv) > 1 else {}))

@@ -17,22 +17,12 @@ import time
 
 import torch
 
-from .common import (
-    DTYPES,
-    Device,
-    Progress,
-    ProgressFn,
-    Result,
-    compare,
-    count_kernels,
-    get_device,
-    measure,
-    new_result,
-    pinned_cpu_threads,
-    sync,
-    timing_method,
-)
-from .experiment_params import LaunchParams  # torch-free: parameters, bounds
+from .catalog import LaunchParams  # torch-free: parameters, bounds
+from .correctness import compare
+from .device import DTYPES, Device, get_device, pinned_cpu_threads
+from .kernel_count import count_kernels
+from .result import Progress, ProgressFn, Result, new_result
+from .timing import measure, sync, timing_method
 
 # %%
 # The chain: scale, shift, squash, over and over, like the small ops between a decode step's

@@ -2,8 +2,8 @@
 
 The Django web process validates requests and shows each experiment's parameter schema before it
 queues a run, and must never import torch (or triton) to do so. Everything a request needs
-before it reaches a worker lives here and in experiment_params.py, which import only the standard
-library; the torch side (dtype objects, devices, timing) stays in common.py.
+before it reaches a worker lives here and in catalog.py, which import only the standard library;
+the torch side (dtype objects, devices, timing) stays in device.py, timing.py and result.py.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 GiB = 1024**3
 MiB = 1024**2
 
-# Element types by name; common.torch_dtype(name) maps a name to its torch dtype on the worker.
+# Element types by name; device.torch_dtype(name) maps a name to its torch dtype on the worker.
 DTYPE_NAMES = ("float32", "bfloat16", "float16")
 DTYPE_ALIASES = {"fp32": "float32", "float": "float32", "bf16": "bfloat16", "fp16": "float16", "half": "float16"}
 ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2}
@@ -218,7 +218,7 @@ def check_dtype(name: str, dtype: str) -> None:
 def json_safe(value: Any, other: Callable[[Any], Any] = str) -> Any:
     """Tuples to lists, NaN/inf to None, dataclasses to plain values: strict JSON.
 
-    `other` converts a value that is none of those; common.json_safe passes one that knows tensors
+    `other` converts a value that is none of those; result.json_safe passes one that knows tensors
     and torch dtypes, so this module need not import torch.
     """
     if isinstance(value, float):

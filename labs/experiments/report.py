@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from .common import versions_text
+
+def versions_text(versions: Mapping[str, str | None]) -> str:
+    """Library versions on one line ("python 3.11.9, torch 2.13.0, ..."), saying when flash-attn is absent."""
+    return ", ".join(f"{k} {v}" for k, v in versions.items() if v) + \
+        ("" if versions.get("flash_attn") else ", flash-attn not installed")
 
 
 def fmt_value(column: str, value) -> str:

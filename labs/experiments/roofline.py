@@ -31,10 +31,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .experiment_params import ITEMSIZE, RooflineParams  # torch-free: parameters, bounds
+from . import config
+from .catalog import RooflineParams  # torch-free: parameters, bounds
+from .params import ITEMSIZE
 
 if TYPE_CHECKING:
-    from .common import Device, ProgressFn, Result
+    from .device import Device
+    from .result import ProgressFn, Result
 
 LOW_PCT = 10.0  # a kernel below this % of its roof is held back by something other than the roofs
 
@@ -43,7 +46,8 @@ LOW_PCT = 10.0  # a kernel below this % of its roof is held back by something ot
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("LABS_CACHE_DIR") or Path.home() / ".cache" / "tilewise-labs")
+    """config.py's cache folder (LABS_CACHE_DIR on a worker, --cache-dir on the command line)."""
+    return config.current().cache_dir or config.default_cache_dir()
 
 
 def cache_key(device: Mapping, versions: Mapping, matmul_size: int, dtype: str) -> dict:
@@ -98,14 +102,13 @@ def cached_roofs(device_name: str | None = None, kind: str | None = None) -> lis
 
 
 def measure_roofs(device: Device, matmul_size: int, dtype: str, *, fresh_copy_roof: bool = False) -> dict:
-    """The bandwidth roof (common.copy_roof) and the compute roof (an n x n x n matmul), as a roofs dict."""
+    """The bandwidth roof (copy_roof.copy_roof) and the compute roof (an n x n x n matmul), as a roofs dict."""
     import torch
 
-    from . import common
+    from .copy_roof import copy_roof
+    from .timing import timing_method
 
-    if fresh_copy_roof:
-        common._ROOFS.pop(device.torch_device, None)  # copy_roof keeps one measurement per process
-    copy = common.copy_roof(device)
+    copy = copy_roof(device, fresh=fresh_copy_roof)  # copy_roof keeps one measurement per process
     n = matmul_size
     timing = _matmul_timing(device, n, dtype)
     flops = 2.0 * n**3
@@ -116,7 +119,7 @@ def measure_roofs(device: Device, matmul_size: int, dtype: str, *, fresh_copy_ro
     tf32 = device.is_cuda and dtype == "float32" and torch.backends.cuda.matmul.allow_tf32
     compute_method = (f"torch.mm of two {n}x{n} {dtype} matrices into a preallocated output"
                       f"{' (TF32 allowed)' if tf32 else ''}: 2*n^3 FLOP over the median time; "
-                      + common.timing_method(device))
+                      + timing_method(device))
     return {
         "device": device.name, "kind": device.kind, "description": device.describe(),
         "measured_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -132,18 +135,19 @@ def _matmul_timing(device: Device, n: int, dtype: str):
     """Median time of C = A @ B (n x n, random, into a preallocated C); the tensors die with the call."""
     import torch
 
-    from . import common
+    from .device import torch_dtype
+    from .timing import measure
 
     g = torch.Generator(device=device.torch_device).manual_seed(0)
-    a = torch.randn(n, n, generator=g, device=device.torch_device).to(common.torch_dtype(dtype))
-    b = torch.randn(n, n, generator=g, device=device.torch_device).to(common.torch_dtype(dtype))
+    a = torch.randn(n, n, generator=g, device=device.torch_device).to(torch_dtype(dtype))
+    b = torch.randn(n, n, generator=g, device=device.torch_device).to(torch_dtype(dtype))
     c = torch.empty_like(a)
-    return common.measure(lambda: torch.mm(a, b, out=c), device)
+    return measure(lambda: torch.mm(a, b, out=c), device)
 
 
 def calibrate(device: Device, params: RooflineParams, progress: ProgressFn | None = None) -> tuple[dict, dict]:
     """The device's roofs from the cache, or measured and cached; returns (roofs, cache info)."""
-    from .common import library_versions
+    from .device import library_versions
 
     key = cache_key(device.to_dict(), library_versions(), params.matmul_size, params.dtype)
     path = cache_path(key)
@@ -370,13 +374,13 @@ def roofline_view(result: Mapping, roofs: Mapping) -> dict:
 
 
 def run(params: RooflineParams, progress: ProgressFn | None = None, device: Device | None = None) -> Result:
-    from .common import pinned_cpu_threads
+    from .device import pinned_cpu_threads
 
     return pinned_cpu_threads(_run)(params, progress, device)
 
 
 def _run(params: RooflineParams, progress: ProgressFn | None, device: Device) -> Result:
-    from .common import Progress, new_result
+    from .result import Progress, new_result
 
     t_start = time.perf_counter()
     prog = Progress(progress)

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from quizzes.models import Card
-from tutor.models import ReviewLog
+from tutor.review.models import ReviewLog
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -3,7 +3,7 @@
 import pytest
 
 from tests.conftest import browser_login
-from tutor.models import ChatTurn
+from tutor.teacher.models import ChatTurn
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -24,13 +24,13 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def cpu():
-    from labs.experiments.common import get_device
+    from labs.experiments.device import get_device
 
     return get_device("cpu")
 
 
 @pytest.fixture(scope="session")
 def cuda():
-    from labs.experiments.common import get_device
+    from labs.experiments.device import get_device
 
     return get_device("cuda")

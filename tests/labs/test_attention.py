@@ -4,7 +4,7 @@ import pytest
 import torch.nn.functional as F
 
 from labs.experiments import attention as att
-from labs.experiments.common import ParamError
+from labs.experiments.params import ParamError
 
 
 def small(**overrides):

@@ -1,5 +1,5 @@
 from labs import bench
-from labs.experiments import run_experiment
+from labs.experiments.runner import run_experiment
 
 
 def test_bench_prints_device_versions_method_and_the_figures(capsys):

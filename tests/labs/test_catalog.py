@@ -6,9 +6,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from labs.experiments import CATALOG, catalog, run_experiment, validate_params
 from labs.experiments.__main__ import main as cli
-from labs.experiments.common import CPU_THREADS, ParamError
+from labs.experiments.catalog import CATALOG, catalog, validate_params
+from labs.experiments.config import DEFAULT_CPU_THREADS as CPU_THREADS
+from labs.experiments.params import ParamError
+from labs.experiments.runner import run_experiment
 
 REPO = Path(__file__).resolve().parents[2]
 

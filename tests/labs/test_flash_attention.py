@@ -1,6 +1,9 @@
 """The course's Triton FlashAttention forward: interpreter on the CPU, exactness and speed on a GPU."""
 
 import dataclasses
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -8,9 +11,12 @@ import torch
 from labs.experiments import attention as att
 from labs.experiments import flash_attention as fa
 from labs.experiments import flash_attention_gluon as fg
-from labs.experiments.common import compare, get_device, triton_or_none
-from labs.experiments.experiment_params import BUILTIN_ATTENTION_VARIANTS
+from labs.experiments.catalog import BUILTIN_ATTENTION_VARIANTS
+from labs.experiments.correctness import compare
+from labs.experiments.device import get_device
+from labs.experiments.triton_shim import triton_or_none
 
+REPO = Path(__file__).resolve().parents[2]
 needs_triton = pytest.mark.skipif(triton_or_none() is None, reason="triton not installed")
 
 # Tiny shapes for the interpreter: N=64/128 at d=64, causal and not; a ragged N=50 (not a multiple
@@ -43,6 +49,13 @@ def test_interpreter_catches_a_wrong_kernel(monkeypatch):
     ref = fa.reference(q, k, v, causal=True)
     assert compare(fa.reference(q, k, v, causal=True, sm_scale=0.2), ref, "float32")["passed"] is False
     assert compare(fa.reference(q, k, v, causal=False), ref, "float32")["passed"] is False
+
+
+def test_benchmark_cli_is_its_own_module_and_shows_its_help_without_a_gpu():
+    out = subprocess.run([sys.executable, "-m", "labs.experiments.flash_attention_bench", "--help"], cwd=REPO,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "--rounds" in out.stdout and "--sweep" in out.stdout and "tma,gluon" in out.stdout
 
 
 def test_registered_as_an_attention_variant():
@@ -139,7 +152,7 @@ def _speed_line(causal: bool) -> str:
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    from labs.experiments.common import measure
+    from labs.experiments.timing import measure
 
     q, k, v = (torch.randn(1, 32, 4096, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     work = att.flops(1, 32, 4096, 128, causal)
@@ -165,7 +178,7 @@ def _speed_line(causal: bool) -> str:
 
 @pytest.mark.gpu
 def test_prints_tflops_next_to_sdpa_flash_and_cudnn(capsys):
-    # A report, not a timed assertion (BENCHMARKS.md: benchmarks are scripts); it prints the
+    # A report, not a timed assertion (labs/experiments/NOTES.md: benchmarks are scripts); it prints the
     # figures for the issue's shape: 32 heads, d=128, bf16, N=4096, causal and not.
     lines = [_speed_line(causal) for causal in (False, True)]
     with capsys.disabled():

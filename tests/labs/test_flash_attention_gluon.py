@@ -8,7 +8,8 @@ import torch
 from labs.experiments import attention as att
 from labs.experiments import flash_attention as fa
 from labs.experiments import flash_attention_gluon as fg
-from labs.experiments.common import compare, get_device
+from labs.experiments.correctness import compare
+from labs.experiments.device import get_device
 
 needs_gluon = pytest.mark.skipif(fg.GLUON_ERROR is not None, reason=fg.GLUON_ERROR or "")
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from labs.experiments import flash_tiling_trace as ft
-from labs.experiments import run_experiment, validate_params
-from labs.experiments.common import ParamError
-from labs.experiments.experiment_params import TilingTraceParams
+from labs.experiments.catalog import TilingTraceParams, validate_params
+from labs.experiments.params import ParamError
+from labs.experiments.runner import run_experiment
 
 
 def trace(n, d, block_m, block_n, itemsize=2, causal=False, seed=0, **kw):

@@ -4,8 +4,11 @@ import pytest
 import torch
 
 from labs.experiments import fused_vs_unfused as fused
-from labs.experiments.common import compare, count_aten_ops, get_device, measure
+from labs.experiments.correctness import compare
+from labs.experiments.device import get_device
 from labs.experiments.interpret import run_interpreter
+from labs.experiments.kernel_count import count_aten_ops
+from labs.experiments.timing import measure
 
 
 def test_bytes_model_matches_hand_computed_values():
@@ -68,7 +71,7 @@ def test_triton_kernels_match_the_reference_on_the_gpu(dtype):
 @pytest.mark.gpu
 @pytest.mark.parametrize("chain_name", fused.CHAINS)
 def test_kernel_counts_eager_two_compiled_and_triton_one(cuda, chain_name):
-    from labs.experiments.common import count_kernels
+    from labs.experiments.kernel_count import count_kernels
 
     chain = fused.CHAIN_TABLE[chain_name]
     inputs = fused.make_inputs(chain_name, 256, 1024, torch.bfloat16, "cuda", seed=0)

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from labs.experiments import launch_overhead as lo
-from labs.experiments.common import ParamError
+from labs.experiments.params import ParamError
 
 
 def test_cpu_form_times_eager_per_op_and_says_graphs_need_a_gpu(cpu):

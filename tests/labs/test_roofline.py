@@ -6,8 +6,10 @@ from pathlib import Path
 import pytest
 
 from labs.experiments import roofline as rl
-from labs.experiments import run_experiment, validate_params
-from labs.experiments.common import ParamError
+from labs.experiments.catalog import validate_params
+from labs.experiments.config import configured
+from labs.experiments.params import ParamError
+from labs.experiments.runner import run_experiment
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -16,8 +18,9 @@ ROOFS = {"device": "test GPU", "bandwidth_bytes_per_s": 1e12, "compute_flops_per
 
 
 @pytest.fixture(autouse=True)
-def cache_in_tmp(tmp_path, monkeypatch):
-    monkeypatch.setenv("LABS_CACHE_DIR", str(tmp_path / "cache"))
+def cache_in_tmp(tmp_path):
+    with configured(cache_dir=tmp_path / "cache"):
+        yield
 
 
 def test_place_memory_bound_point():

@@ -21,7 +21,8 @@ WEB_PROCESS = textwrap.dedent("""
     import json
     import sys
 
-    from labs.experiments import CATALOG, ParamError, catalog, get_experiment, validate_params
+    from labs.experiments.catalog import CATALOG, catalog, get_experiment, validate_params
+    from labs.experiments.params import ParamError
 
     out_of_bounds = json.loads(sys.argv[1])
     report = {"catalog": {kind: catalog(kind) for kind in ("cuda", "cpu")}, "describe": {}, "defaults": {},
@@ -65,8 +66,7 @@ def test_defaults_validate_and_out_of_bounds_values_are_refused_naming_the_field
 def test_the_web_process_shows_the_same_schemas_as_a_worker(web_report):
     """A worker has imported the experiment modules (attention's variant registry among them)."""
     pytest.importorskip("torch")
-    from labs.experiments import CATALOG, catalog
-    from labs.experiments.experiment_params import BUILTIN_ATTENTION_VARIANTS
+    from labs.experiments.catalog import BUILTIN_ATTENTION_VARIANTS, CATALOG, catalog
 
     for experiment in CATALOG.values():
         assert experiment.columns  # imports the experiment module

@@ -1,6 +1,6 @@
 import pytest
 
-from quizzes.models import Card, CardEdit
+from quizzes.models import Card, CardEdit, Course, Lesson, Section
 
 pytestmark = pytest.mark.django_db
 
@@ -46,3 +46,15 @@ def test_retired_cards_are_hidden_from_learners(shipped_course, learner_client):
 
 def test_anonymous_users_get_nothing(shipped_course, client):
     assert client.get("/api/cards/").status_code == 403
+
+
+def test_a_section_of_another_course_is_a_400_on_sections(shipped_course, staff_client):
+    other = Course.objects.create(slug="other-course", title="Other")
+    lesson = Lesson.objects.create(course=other, slug="intro", title="Intro")
+    Section.objects.create(course=other, lesson=lesson, slug="elsewhere", title="Elsewhere", body="Text.")
+    card = Card.objects.filter(kind="recall").first()
+    response = staff_client.patch(f"/api/cards/{card.pk}/", {"sections": ["elsewhere"]},
+                                  content_type="application/json")
+    assert response.status_code == 400
+    assert response.json() == {"sections": ["Sections must belong to the card's course."]}
+    assert CardEdit.objects.count() == 0

@@ -2,10 +2,11 @@ import shutil
 
 import pytest
 import yaml
+from django.core.exceptions import ValidationError
 
 from quizzes.course_files import CourseLoadError
-from quizzes.models import Card, CardEdit, Course, Section
-from quizzes.services import load_course, set_retired
+from quizzes.models import Card, CardEdit, Course, Lesson, Section
+from quizzes.services import load_course, set_retired, update_card
 from tests.conftest import CONTENT
 
 pytestmark = pytest.mark.django_db
@@ -92,3 +93,44 @@ def test_retiring_keeps_the_card_and_records_it(shipped_course, staff):
     card.refresh_from_db()
     assert card.retired
     assert CardEdit.objects.get(card=card).changes == {"retired": [False, True]}
+
+
+def test_update_card_edits_the_card_and_records_who_changed_what(shipped_course, staff):
+    card = shipped_course.cards.filter(kind="recall").first()
+    roofline = shipped_course.sections.get(slug="roofline")
+    before_sections = sorted(card.sections.values_list("slug", flat=True))
+    update_card(card=card, user=staff, changes={"prompt": "A sharper prompt", "sections": [roofline]})
+    card.refresh_from_db()
+    assert card.prompt == "A sharper prompt" and card.prompt_html == "<p>A sharper prompt</p>\n"
+    assert list(card.sections.values_list("slug", flat=True)) == ["roofline"]
+    edit = CardEdit.objects.get(card=card)
+    assert edit.user == staff and edit.source == "api"
+    assert edit.changes["sections"] == [before_sections, ["roofline"]]
+    assert edit.changes["prompt"][1] == "A sharper prompt"
+
+
+def test_update_card_refuses_a_section_of_another_course_and_changes_nothing(shipped_course, staff):
+    other = Course.objects.create(slug="other-course", title="Other")
+    lesson = Lesson.objects.create(course=other, slug="intro", title="Intro")
+    foreign = Section.objects.create(course=other, lesson=lesson, slug="elsewhere", title="Elsewhere",
+                                     body="Text.")
+    card = shipped_course.cards.filter(kind="recall").first()
+    prompt, sections = card.prompt, set(card.sections.all())
+    with pytest.raises(ValidationError) as info:
+        update_card(card=card, user=staff, changes={"prompt": "Changed", "sections": [foreign]})
+    assert info.value.message_dict == {"sections": ["Sections must belong to the card's course."]}
+    assert card.prompt == prompt
+    card.refresh_from_db()
+    assert card.prompt == prompt and set(card.sections.all()) == sections
+    assert CardEdit.objects.count() == 0
+
+
+def test_update_card_refuses_an_invalid_field_and_leaves_the_card_as_it_was(shipped_course, staff):
+    card = shipped_course.cards.filter(kind="numeric").first()
+    tolerance = card.tolerance
+    with pytest.raises(ValidationError) as info:
+        update_card(card=card, user=staff, changes={"tolerance": 5}, source="admin")
+    assert "tolerance" in info.value.message_dict
+    assert card.tolerance == tolerance
+    assert Card.objects.get(pk=card.pk).tolerance == tolerance
+    assert CardEdit.objects.count() == 0

@@ -6,8 +6,8 @@ import pytest
 from django.test import override_settings
 
 from quizzes.models import Card
-from tutor.models import ChatTurn, Conversation
 from tutor.teacher.chat import start_conversation
+from tutor.teacher.models import ChatTurn, Conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

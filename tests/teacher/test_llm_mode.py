@@ -6,9 +6,9 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from quizzes.models import Card
-from tutor.models import ChatTurn
 from tutor.teacher import prompts
 from tutor.teacher.chat import start_conversation
+from tutor.teacher.models import ChatTurn
 from tutor.teacher.retrieval import retrieve
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -42,7 +42,7 @@ async def test_answers_stream_from_the_model_and_are_stored(llm_settings, async_
     await async_client.aforce_login(learner)
     conversation = await sync_to_async(start_conversation)(user=learner)
     events = await ask(async_client, conversation, "What does kernel fusion save?")
-    assert events[0][0] == "meta" and events[0][1]["mode"] == "llm" and events[0][1]["citations"]
+    assert events[0][0] == "meta" and events[0][1]["mode"] == "llm" and events[0][1]["citations"], events
     tokens = [d["text"] for n, d in events if n == "token"]
     assert len(tokens) >= 3
     assert events[-1][0] == "done" and events[-1][1]["complete"] is True
@@ -83,10 +83,10 @@ def test_health_reports_the_model_server(llm_settings, client):
 
 
 def test_interview_grading_with_the_model_always_returns_a_verdict(llm_settings, shipped_course):
-    from tutor.teacher.grading import grade_answer
+    from tutor.teacher.rubric_grading import grade_against_rubric
 
     llm_settings.LLM_MAX_TOKENS = 120
     card = Card.objects.filter(kind="interview").first()
-    result = grade_answer(card, card.key_points[0])
+    result = grade_against_rubric(card, card.key_points[0])
     assert result["graded"] is True and result["suggested_rating"] in (1, 2, 3, 4)
     assert result["method"]

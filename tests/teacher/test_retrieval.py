@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from tests.conftest import run_python_ok
-from tutor.teacher import bench
+from tutor.teacher import retrieval_bench as bench
 from tutor.teacher import retrieval as r
 
 
@@ -249,12 +249,12 @@ def test_optional_embedding_vote_keeps_the_target(shipped_course, monkeypatch):
 
 @pytest.mark.django_db
 def test_changing_only_a_cards_section_links_refreshes_the_index(shipped_course):
-    from quizzes.services import update_card
+    from quizzes.services import apply_card_values
 
     card = shipped_course.cards.get(slug="iv-flashattention-exact")
     before = r.get_index(shipped_course.slug)
     roofline = shipped_course.sections.get(slug="roofline")
-    changes = update_card(card, values={}, source="admin",
+    changes = apply_card_values(card, values={}, source="admin",
                           section_objs=[roofline, *card.sections.all()])
     assert "sections" in changes
     after = r.get_index(shipped_course.slug)

@@ -7,9 +7,9 @@ import pytest
 from django.db import connection
 
 from quizzes.models import Card
-from tutor.errors import Conflict
-from tutor.models import CardState, ReviewLog
-from tutor.review import submit_review
+from tutor.errors import DomainError
+from tutor.review.models import CardState, ReviewLog
+from tutor.review.services import submit_review
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -62,7 +62,8 @@ def test_two_tabs_cannot_both_advance_a_card(learner, shipped_course, seen_befor
 
     a, b = _race(tab(3), tab(4))
     outcomes = sorted(type(r).__name__ for r in (a, b))
-    assert outcomes == ["Conflict", "ReviewOutcome"], (a, b)
-    assert isinstance(a, Conflict) or isinstance(b, Conflict)
+    assert outcomes == ["DomainError", "ReviewOutcome"], (a, b)
+    refusal = a if isinstance(a, DomainError) else b
+    assert refusal.status == 409, refusal
     assert ReviewLog.objects.filter(user=learner).count() == (2 if seen_before else 1)
     assert CardState.objects.get(user=learner, card=card).version == version + 1

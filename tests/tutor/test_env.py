@@ -4,7 +4,7 @@ import sys
 import pytest
 
 from tests.conftest import REPO
-from tutor.env import EnvError, env_bool, env_database, env_int, env_redis_url, env_secret_key
+from tutor.env import EnvError, env_bool, env_database, env_dir, env_int, env_redis_url, env_secret_key
 
 
 def test_env_bool_accepts_common_spellings(monkeypatch):
@@ -86,3 +86,35 @@ def test_invalid_boolean_stops_startup_naming_the_variable():
     assert result.returncode == 2
     assert "DEBUG: expected true/false" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_env_dir_expands_home_and_falls_back_when_unset_or_empty(tmp_path, monkeypatch):
+    monkeypatch.delenv("X_DIR", raising=False)
+    assert env_dir("X_DIR", None) is None
+    monkeypatch.setenv("X_DIR", "")
+    assert env_dir("X_DIR", tmp_path) == tmp_path
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("X_DIR", "~/not-yet-made")
+    assert env_dir("X_DIR", None) == tmp_path / "not-yet-made"
+
+
+def test_env_dir_refuses_a_file_naming_the_variable(tmp_path, monkeypatch):
+    (tmp_path / "f").write_text("x")
+    monkeypatch.setenv("X_DIR", str(tmp_path / "f"))
+    with pytest.raises(EnvError, match="^X_DIR: expected a folder"):
+        env_dir("X_DIR", None)
+
+
+@pytest.mark.parametrize("value, problem", [("0", "must be at least 1, got 0"),
+                                            ("two", "expected an integer, got 'two'")])
+def test_bad_labs_cpu_threads_stops_startup_with_one_line_naming_it(value, problem):
+    result = _manage("check", LABS_CPU_THREADS=value)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [f"tilewise: configuration error: LABS_CPU_THREADS: {problem}"]
+
+
+def test_labs_cache_dir_that_is_a_file_stops_startup_naming_it(tmp_path):
+    (tmp_path / "cache").write_text("not a folder")
+    result = _manage("check", LABS_CACHE_DIR=str(tmp_path / "cache"))
+    assert result.returncode == 2
+    assert "LABS_CACHE_DIR: expected a folder" in result.stderr and "Traceback" not in result.stderr

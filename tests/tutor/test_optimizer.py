@@ -7,9 +7,9 @@ import fsrs
 import pytest
 
 from quizzes.models import Card
-from tutor.models import CardState, LearnerSettings, OptimizationRun, ReviewLog, State
-from tutor.optimizer import holdout_log_loss, run_optimization
-from tutor.review import state_differences
+from tutor.review.models import CardState, LearnerSettings, OptimizationRun, ReviewLog, State
+from tutor.review.optimizer import holdout_log_loss, run_optimization
+from tutor.review.services import state_differences
 
 pytestmark = pytest.mark.django_db
 

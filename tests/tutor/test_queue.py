@@ -5,9 +5,9 @@ import pytest
 from django.utils import timezone
 
 from quizzes.models import Card
-from tutor.models import CardState
-from tutor.queue import today_queue, tomorrow_forecast
-from tutor.review import learner_settings, submit_review
+from tutor.review.models import CardState
+from tutor.review.queue import today_queue, tomorrow_forecast
+from tutor.review.services import learner_settings, submit_review
 
 pytestmark = pytest.mark.django_db
 

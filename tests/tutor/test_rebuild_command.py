@@ -7,8 +7,8 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from quizzes.models import Card
-from tutor.models import CardState
-from tutor.review import submit_review
+from tutor.review.models import CardState
+from tutor.review.services import submit_review
 
 pytestmark = pytest.mark.django_db
 

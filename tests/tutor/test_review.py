@@ -1,4 +1,5 @@
 import uuid
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 import fsrs
@@ -6,15 +7,24 @@ import pytest
 from django.utils import timezone
 
 from quizzes.models import Card
-from tutor.errors import Conflict, InvalidReview, NotFound
-from tutor.models import CardState, ReviewLog, State
-from tutor.review import (
+from tutor.errors import DomainError
+from tutor.review.models import CardState, ReviewLog, State
+from tutor.review.services import (
     learner_settings,
     rebuild_learner,
     state_differences,
     submit_review,
     undo_last_review,
 )
+
+
+@contextmanager
+def refused(status: int, match: str | None = None):
+    """The service refuses with a DomainError that the API answers with `status`."""
+    with pytest.raises(DomainError, match=match) as info:
+        yield info
+    assert info.value.status == status
+
 
 pytestmark = pytest.mark.django_db
 
@@ -75,7 +85,7 @@ def test_the_same_idempotency_key_records_one_review(learner, card):
 
 def test_a_second_tab_with_a_stale_version_cannot_advance_the_card(learner, card):
     submit_review(user=learner, card_id=card.pk, rating=3, idempotency_key=key(), expected_version=0)
-    with pytest.raises(Conflict):
+    with refused(409):
         submit_review(user=learner, card_id=card.pk, rating=4, idempotency_key=key(), expected_version=0)
     assert ReviewLog.objects.filter(user=learner).count() == 1
 
@@ -99,32 +109,32 @@ def test_undoing_a_cards_only_review_makes_it_new_again(learner, card):
 
 
 def test_undo_with_nothing_to_undo_is_a_clear_error(learner):
-    with pytest.raises(NotFound, match="no review to undo"):
+    with refused(404, match="no review to undo"):
         undo_last_review(user=learner)
 
 
 @pytest.mark.parametrize("rating", [0, 5, -1, "3", True])
 def test_rating_outside_1_to_4_is_refused(learner, card, rating):
-    with pytest.raises(InvalidReview) as info:
+    with refused(400) as info:
         submit_review(user=learner, card_id=card.pk, rating=rating, idempotency_key=key())
     assert info.value.field == "rating"
     assert not ReviewLog.objects.exists()
 
 
 def test_unknown_card_is_not_found(learner, shipped_course):
-    with pytest.raises(NotFound):
+    with refused(404):
         submit_review(user=learner, card_id=10**9, rating=3, idempotency_key=key())
 
 
 def test_retired_card_is_refused(learner, card):
     card.retired = True
     card.save()
-    with pytest.raises(InvalidReview, match="retired"):
+    with refused(400, match="retired"):
         review(learner, card, 3)
 
 
 def test_review_time_in_the_future_is_refused(learner, card):
-    with pytest.raises(InvalidReview) as info:
+    with refused(400) as info:
         review(learner, card, 3, at=timezone.now() + timedelta(hours=1))
     assert info.value.field == "reviewed_at"
 
@@ -141,7 +151,7 @@ def test_numeric_answer_is_graded_with_the_cards_tolerance(learner, shipped_cour
 
 def test_non_numeric_answer_to_a_numeric_card_is_refused(learner, shipped_course):
     card = Card.objects.filter(kind="numeric").first()
-    with pytest.raises(InvalidReview, match="Type a number"):
+    with refused(400, match="Type a number"):
         review(learner, card, 3, answer="lots")
     assert not ReviewLog.objects.exists()
 
@@ -156,7 +166,7 @@ def test_predict_guess_is_stored_with_the_review(learner, shipped_course):
 
 def test_reverse_direction_only_for_reversible_cards(learner, shipped_course):
     card = Card.objects.filter(kind="recall").first()
-    with pytest.raises(InvalidReview, match="not studied in reverse"):
+    with refused(400, match="not studied in reverse"):
         review(learner, card, 3, reverse=True)
 
 

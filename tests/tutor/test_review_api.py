@@ -3,7 +3,7 @@ import uuid
 import pytest
 
 from quizzes.models import Card
-from tutor.models import CardState, ReviewLog, StudySession
+from tutor.review.models import CardState, ReviewLog, StudySession
 
 pytestmark = pytest.mark.django_db
 

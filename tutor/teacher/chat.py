@@ -17,38 +17,31 @@ from django.utils import timezone
 
 from quizzes.markdown import render_markdown
 from quizzes.models import Card
-from tutor.days import day_bounds, learner_zone, study_day
-from tutor.models import ChatTurn, Conversation, ReviewLog
-from tutor.review import learner_settings
-from tutor.study_sessions import touch_session
+from tutor.errors import DomainError
+from tutor.review.days import day_bounds, learner_zone, study_day
+from tutor.review.models import ReviewLog
+from tutor.review.services import learner_settings
+from tutor.review.study_sessions import touch_session
 from tutor.teacher import llm, notes_answer, prompts
+from tutor.teacher.models import ChatTurn, Conversation
 from tutor.teacher.retrieval import Hit, retrieve
 
 MAX_QUESTION_CHARS = 2000
 
 
-class ChatError(ValueError):
-    """Bad input to the teacher; str() is shown to the learner."""
-
-    status = 400
-
-
-class ChatRateLimited(ChatError):
-    status = 429
-
-
 def check_limits(user, question: str) -> str:
-    """The question, trimmed, or ChatError: empty, too long, or too many messages this minute."""
+    """The question, trimmed, or DomainError: empty, too long, or too many messages this minute."""
     question = (question or "").strip()
     if not question:
-        raise ChatError("Type a question first.")
+        raise DomainError("Type a question first.", "question")
     if len(question) > MAX_QUESTION_CHARS:
-        raise ChatError(f"Questions are limited to {MAX_QUESTION_CHARS} characters.")
+        raise DomainError(f"Questions are limited to {MAX_QUESTION_CHARS} characters.", "question")
     recent = ChatTurn.objects.filter(conversation__user=user, role=ChatTurn.Role.USER,
                                      created_at__gte=timezone.now() - timedelta(minutes=1)).count()
     if recent >= settings.TEACHER_MESSAGES_PER_MINUTE:
-        raise ChatRateLimited(f"You have asked {recent} questions in the last minute; the limit is "
-                              f"{settings.TEACHER_MESSAGES_PER_MINUTE}. Wait a moment and ask again.")
+        raise DomainError(f"You have asked {recent} questions in the last minute; the limit is "
+                          f"{settings.TEACHER_MESSAGES_PER_MINUTE}. Wait a moment and ask again.", "question",
+                          status=429)
     return question
 
 
@@ -81,7 +74,7 @@ def check_question_for(hits: list[Hit], exclude_card_id: int | None) -> str | No
 
 def lab_offer(hits: list[Hit]) -> dict | None:
     """A lab that shows what the best cited section teaches, for a one-click run ("see it on a GPU")."""
-    from labs.experiments import CATALOG
+    from labs.experiments.catalog import CATALOG
     from quizzes.models import Section
 
     for hit in hits[:2]:
@@ -99,7 +92,7 @@ def citations(hits: list[Hit]) -> list[dict]:
 
 def lab_context(conversation: Conversation, question: str) -> tuple[str, str]:
     """The lab run's numbers for the prompt, and a retrieval query that names the experiment's subject."""
-    from labs.experiments import CATALOG
+    from labs.experiments.catalog import CATALOG
     from labs.models import LabRun
     from labs.services import describe_for_teacher
 

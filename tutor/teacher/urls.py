@@ -1,11 +1,13 @@
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-from tutor.teacher import views
+from tutor.teacher import api
 
 router = DefaultRouter(trailing_slash=True)
-router.register("teacher/conversations", views.ConversationViewSet, basename="conversation")
+router.register("teacher/conversations", api.ConversationViewSet, basename="conversation")
+router.register("review/grades", api.AnswerGradeViewSet, basename="answer-grade")
 
 urlpatterns = [
-    path("teacher/conversations/<int:pk>/ask/", views.ask, name="api-teacher-ask"),
+    path("teacher/conversations/<int:pk>/ask/", api.ask, name="api-teacher-ask"),
+    path("review/grade/", api.grade_answer_view, name="api-review-grade"),
 ] + router.urls

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from labs.experiments import CATALOG
+from labs.experiments.catalog import CATALOG
 
 
 class Command(BaseCommand):

@@ -1,0 +1,118 @@
+"""Today's review queue: due cards first (lowest retrievability first), then new cards up to
+the daily limit. Every query is index-backed and bounded; nothing loops over a whole deck."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db import connection
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from quizzes.models import Card
+from tutor.review.days import day_bounds, learner_zone, study_day
+from tutor.review.models import CardState, ReviewLog, State
+from tutor.review.scheduling import interval_previews, retrievability, scheduler_for, to_fsrs_card
+from tutor.review.services import learner_settings
+
+# Due cards fetched per request (ordered by due date through the (user, due) index), then
+# ranked by retrievability in memory: bounded work however large the deck.
+DUE_WINDOW = 200
+
+
+@dataclass
+class QueueItem:
+    card: Card
+    reverse: bool
+    state: CardState | None
+    retrievability: float | None
+    intervals: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def version(self) -> int:
+        return self.state.version if self.state else 0
+
+    @property
+    def is_new(self) -> bool:
+        return self.state is None
+
+
+@dataclass
+class Queue:
+    items: list[QueueItem]
+    due_count: int
+    new_count: int
+    reviewed_today: int
+    new_introduced_today: int
+    new_limit: int
+
+    @property
+    def total_today(self) -> int:
+        return self.reviewed_today + self.due_count + self.new_count
+
+
+def today_queue(user, *, now: datetime | None = None, limit: int = 20) -> Queue:
+    now = now or timezone.now()
+    settings_obj = learner_settings(user)
+    zone = learner_zone(settings_obj.timezone)
+    day_start, day_end = day_bounds(study_day(now, zone), zone)
+    scheduler = scheduler_for(settings_obj)
+
+    # Review cards due any time today are shown now; learning steps wait for their minute.
+    due_qs = (CardState.objects.filter(user=user, due__lt=day_end, card__retired=False)
+              .exclude(state__in=(State.LEARNING, State.RELEARNING), due__gt=now))
+    due_states = list(due_qs.order_by("due")[:DUE_WINDOW])
+    due_count = len(due_states) if len(due_states) < DUE_WINDOW else due_qs.count()
+    ranked = sorted(due_states, key=lambda s: (retrievability(scheduler, s, now), s.due))[:limit]
+
+    today = ReviewLog.objects.filter(user=user, reviewed_at__gte=day_start, reviewed_at__lt=day_end,
+                                     undone_at__isnull=True).aggregate(
+        reviewed=Count("pk"), new=Count("pk", filter=Q(state_before=State.NEW)))
+    new_budget = max(0, settings_obj.new_cards_per_day - today["new"])
+    new_keys = _new_card_keys(user, new_budget) if new_budget else []
+
+    keys = [(s.card_id, s.reverse, s) for s in ranked]
+    keys += [(card_id, reverse, None) for card_id, reverse in new_keys[: max(0, limit - len(keys))]]
+    cards = Card.objects.select_related("course").in_bulk([card_id for card_id, _, _ in keys])
+    items = [QueueItem(cards[card_id], reverse, state,
+                       None if state is None else retrievability(scheduler, state, now))
+             for card_id, reverse, state in keys]
+    for item in items[:1]:
+        item.intervals = interval_previews(scheduler, to_fsrs_card(item.state, item.card.pk), now)
+    return Queue(items=items, due_count=due_count, new_count=len(new_keys), reviewed_today=today["reviewed"],
+                 new_introduced_today=today["new"], new_limit=settings_obj.new_cards_per_day)
+
+
+# Unseen cards in course order, and a glossary card's reverse side once its front was studied: one
+# index-backed query (NOT EXISTS on the card_state_unique index), ordered by course position.
+_NEW_CARDS_SQL = """
+SELECT id, is_reverse FROM (
+    SELECT c.id, c.course_id, c.position, 0 AS is_reverse FROM quizzes_card c
+    WHERE NOT c.retired AND NOT EXISTS (
+        SELECT 1 FROM tutor_cardstate s WHERE s.user_id = %s AND s.card_id = c.id AND s.reverse = %s)
+    UNION ALL
+    SELECT c.id, c.course_id, c.position, 1 AS is_reverse FROM quizzes_card c
+    WHERE NOT c.retired AND c.reversible
+      AND EXISTS (SELECT 1 FROM tutor_cardstate s WHERE s.user_id = %s AND s.card_id = c.id AND s.reverse = %s)
+      AND NOT EXISTS (SELECT 1 FROM tutor_cardstate s WHERE s.user_id = %s AND s.card_id = c.id AND s.reverse = %s)
+) AS candidates
+ORDER BY is_reverse, course_id, position, id
+LIMIT %s
+"""
+
+
+def _new_card_keys(user, budget: int) -> list[tuple[int, bool]]:
+    """Unseen cards in course order; a glossary card's reverse side once its front was studied."""
+    with connection.cursor() as cursor:
+        cursor.execute(_NEW_CARDS_SQL, [user.pk, False, user.pk, False, user.pk, True, budget])
+        return [(card_id, bool(is_reverse)) for card_id, is_reverse in cursor.fetchall()]
+
+
+def tomorrow_forecast(user, *, now: datetime | None = None) -> int:
+    """How many cards come due during the learner's next study day."""
+    now = now or timezone.now()
+    zone = learner_zone(learner_settings(user).timezone)
+    _, tomorrow_start = day_bounds(study_day(now, zone), zone)
+    return CardState.objects.filter(user=user, card__retired=False, due__gte=tomorrow_start,
+                                    due__lt=tomorrow_start + timedelta(days=1)).count()

@@ -1,0 +1,88 @@
+"""The teacher's records: conversations and their turns, and typed answers graded on a worker.
+
+Their tables were created under the historical app label "tutor" (migrations in
+tutor/review/migrations) and keep it, so that moving the code into the teacher package changed
+no table, migration or raw SQL.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from tutor.review.models import StudySession
+
+
+class Conversation(models.Model):
+    """A chat with the teacher, kept per learner and linked to the sitting and what it was asked from."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations")
+    session = models.ForeignKey(StudySession, null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="conversations")
+    card = models.ForeignKey("quizzes.Card", null=True, blank=True, on_delete=models.SET_NULL,
+                             related_name="conversations", help_text="Asked from this card.")
+    lab_run_id = models.BigIntegerField(null=True, blank=True, help_text="Asked from this lab run.")
+    title = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        app_label = "tutor"
+        ordering = ["-updated_at"]
+        indexes = [models.Index(fields=["user", "-updated_at"])]
+
+    def __str__(self) -> str:
+        return self.title or f"conversation {self.pk}"
+
+
+class ChatTurn(models.Model):
+    class Role(models.TextChoices):
+        USER = "user"
+        ASSISTANT = "assistant"
+
+    class Mode(models.TextChoices):
+        COURSE_NOTES = "course-notes", "Course notes (no language model)"
+        LLM = "llm", "Language model"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
+    role = models.CharField(max_length=10, choices=Role.choices)
+    text = models.TextField()
+    text_html = models.TextField(blank=True)
+    mode = models.CharField(max_length=16, choices=Mode.choices, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    citations = models.JSONField(default=list, blank=True)
+    hint_mode = models.BooleanField(default=False)
+    complete = models.BooleanField(default=True, help_text="False if the answer stream was cut off.")
+    notice = models.CharField(max_length=300, blank=True, help_text="E.g. why the LLM was not used.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        app_label = "tutor"
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.text[:60]}"
+
+
+class AnswerGrade(models.Model):
+    """A typed answer (interview or recall card) waiting for, or graded by, the teacher on a worker."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        DONE = "done"
+        FAILED = "failed"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="answer_grades")
+    card = models.ForeignKey("quizzes.Card", on_delete=models.CASCADE, related_name="answer_grades")
+    answer = models.TextField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    result = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        app_label = "tutor"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"grade {self.pk} of {self.card_id} ({self.status})"
