@@ -151,6 +151,9 @@ LLM_API_KEY = env_str("LLM_API_KEY", "not-needed")
 LLM_TIMEOUT = env_float("LLM_TIMEOUT", 30.0)
 LLM_MAX_TOKENS = env_int("LLM_MAX_TOKENS", 700, minimum=16, maximum=8192)
 TEACHER_MESSAGES_PER_MINUTE = env_int("TEACHER_MESSAGES_PER_MINUTE", 10, minimum=1)
+# The MiniLM embedding as a second vote in retrieval (torch in the web process), and as the rubric grader.
+TEACHER_EMBEDDINGS = env_bool("TEACHER_EMBEDDINGS", False)
+TEACHER_GRADING_EMBEDDINGS = env_bool("TEACHER_GRADING_EMBEDDINGS", True)
 
 # --- API ------------------------------------------------------------------------------------------
 REST_FRAMEWORK = {

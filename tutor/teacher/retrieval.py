@@ -17,7 +17,7 @@ their parts, folds plurals and a few suffixes, and drops a small list of stopwor
 
 This module is torch-free on purpose: the web process imports it. The MiniLM embedding
 vote lives in ``tutor.teacher.embeddings`` and is only imported when asked for
-(``method="hybrid"``/``"embedding"``, or ``TEACHER_EMBEDDINGS=1`` in settings or the
+(``method="hybrid"``/``"embedding"``, or ``TEACHER_EMBEDDINGS=1`` in the
 environment) and torch is importable; otherwise retrieval stays BM25-only.
 
 The index is cached per course and rebuilt when content changes: the cache key is the
@@ -30,7 +30,6 @@ edit record (three small aggregate queries per call, about 1 ms on SQLite). Edit
 from __future__ import annotations
 
 import math
-import os
 import re
 import threading
 import unicodedata
@@ -416,16 +415,10 @@ EMBED_WEIGHT = 0.25  # weight of the embedding vote against BM25's 1.0 in "hybri
 
 
 def embeddings_enabled() -> bool:
-    """The optional second vote: TEACHER_EMBEDDINGS in settings or env, and torch importable."""
-    flag = os.environ.get("TEACHER_EMBEDDINGS")
-    if flag is None:
-        try:
-            from django.conf import settings
+    """The optional second vote: the TEACHER_EMBEDDINGS setting, and torch importable."""
+    from django.conf import settings
 
-            flag = getattr(settings, "TEACHER_EMBEDDINGS", "")
-        except Exception:  # settings not configured
-            flag = ""
-    if str(flag).strip().lower() not in {"1", "true", "yes", "on"}:
+    if not settings.TEACHER_EMBEDDINGS:
         return False
     import importlib.util
 

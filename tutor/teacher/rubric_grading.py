@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
 import threading
 from collections import OrderedDict
+
+from django.conf import settings
 
 from quizzes.models import Card
 from tutor.teacher import llm, prompts
@@ -224,7 +225,7 @@ _VECTOR_CACHE_SIZE = 4096
 
 def embeddings_unavailable_reason() -> str | None:
     """Why the embedding grader cannot run here (None when it can). TEACHER_GRADING_EMBEDDINGS=0 turns it off."""
-    if os.environ.get("TEACHER_GRADING_EMBEDDINGS", "").strip().lower() in {"0", "false", "no", "off"}:
+    if not settings.TEACHER_GRADING_EMBEDDINGS:
         return "turned off by TEACHER_GRADING_EMBEDDINGS"
     missing = [m for m in _EMBED_MODULES if importlib.util.find_spec(m) is None]
     return f"{', '.join(missing)} not installed" if missing else None

@@ -9,8 +9,8 @@ import textwrap
 import pytest
 
 from tests.conftest import run_python_ok
-from tutor.teacher import retrieval_bench as bench
 from tutor.teacher import retrieval as r
+from tutor.teacher import retrieval_bench as bench
 
 
 @pytest.fixture(autouse=True)
@@ -238,8 +238,8 @@ HAVE_EMBEDDINGS = all(importlib.util.find_spec(m) for m in
 @pytest.mark.skipif(os.environ.get("TEACHER_TEST_EMBEDDINGS") != "1",
                     reason="slow (about 50 s on 2 CPUs: embeds every passage on CPU); "
                            "set TEACHER_TEST_EMBEDDINGS=1 to run the optional embedding vote")
-def test_optional_embedding_vote_keeps_the_target(shipped_course, monkeypatch):
-    monkeypatch.setenv("TEACHER_EMBEDDINGS", "1")
+def test_optional_embedding_vote_keeps_the_target(shipped_course, settings):
+    settings.TEACHER_EMBEDDINGS = True
     assert r.embeddings_enabled()
     course, questions = bench.load_questions()
     res = bench.evaluate("hybrid", questions, lambda q: r.retrieve(q, 3, course=course))

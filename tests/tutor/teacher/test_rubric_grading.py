@@ -144,16 +144,16 @@ def test_good_answer_beats_its_common_mistake_sibling_even_with_the_keyword_chec
                 > g.keyword_grade(cards[good.card], sibling.answer)["suggested_rating"]), good.card
 
 
-def test_notes_mode_falls_back_to_the_keyword_check_when_embeddings_are_off(notes_mode, cards, monkeypatch):
+def test_notes_mode_falls_back_to_the_keyword_check_when_embeddings_are_off(notes_mode, cards):
     card = cards["rc-two-costs-per-kernel"]
-    monkeypatch.setenv("TEACHER_GRADING_EMBEDDINGS", "0")
+    notes_mode.TEACHER_GRADING_EMBEDDINGS = False
     result = g.grade_against_rubric(card, "A kernel launch costs a few microseconds.")
     assert result["method"].startswith(g.KEYWORD_METHOD) and "TEACHER_GRADING_EMBEDDINGS" in result["method"]
     assert "keyword check stood in" in result["notice"] and RESULT_KEYS <= set(result)
 
 
 def test_notes_mode_says_which_package_is_missing(notes_mode, cards, monkeypatch):
-    monkeypatch.delenv("TEACHER_GRADING_EMBEDDINGS", raising=False)
+    notes_mode.TEACHER_GRADING_EMBEDDINGS = True
     monkeypatch.setattr(g, "_EMBED_MODULES", ("numpy", "no_such_module_for_grading"))
     result = g.grade_against_rubric(cards["iv-cuda-graphs"], "They remove launch overhead.")
     assert "no_such_module_for_grading not installed" in result["method"]
@@ -161,7 +161,7 @@ def test_notes_mode_says_which_package_is_missing(notes_mode, cards, monkeypatch
 
 
 def test_notes_mode_survives_a_model_that_fails_to_load(notes_mode, cards, monkeypatch):
-    monkeypatch.delenv("TEACHER_GRADING_EMBEDDINGS", raising=False)
+    notes_mode.TEACHER_GRADING_EMBEDDINGS = True
     monkeypatch.setattr(g, "embeddings_unavailable_reason", lambda: None)
 
     def broken(card, answer):
@@ -231,7 +231,7 @@ def test_llm_failures_fall_back_to_the_keyword_check(fake_llm, cards, reply, not
 
 @needs_embeddings
 def test_embedding_grader_rates_good_answers_above_their_mistakes(notes_mode, examples, cards, monkeypatch):
-    monkeypatch.delenv("TEACHER_GRADING_EMBEDDINGS", raising=False)
+    notes_mode.TEACHER_GRADING_EMBEDDINGS = True
     for card_id in ("iv-flashattention-exact", "rc-two-costs-per-kernel"):
         good = g.grade_against_rubric(cards[card_id], _example(examples, card_id, "good").answer)
         label = "mistake" if cards[card_id].kind == "interview" else "wrong"
