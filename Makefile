@@ -14,11 +14,21 @@ $(BIN)/python:
 install: $(BIN)/python
 	$(BIN)/pip install --quiet -e ".[labs]"
 
-install-dev: $(BIN)/python
+install-dev: $(VENV)/.llama-portable
 	$(BIN)/pip install --quiet -e ".[dev,labs,llm]"
 
-install-llm: $(BIN)/python
+install-llm: $(VENV)/.llama-portable
 	$(BIN)/pip install --quiet -e ".[labs,llm]"
+
+# llama-cpp-python compiles llama.cpp on install. Its default native build uses every instruction of the
+# build machine, and on CPUs with AMX (Sapphire Rapids and later) version 0.3.36 then crashes (SIGSEGV) on
+# any prompt longer than one token. Build the portable AVX2 variant instead, without pip's wheel cache, so
+# that a wheel built natively before is not reused. The version is the one pinned in pyproject.toml.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+$(VENV)/.llama-portable: $(BIN)/python
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --quiet --no-cache-dir --force-reinstall --no-deps \
+		"$$(grep -o 'llama-cpp-python[^"]*' pyproject.toml)"
+	touch $@
 
 setup: install
 	$(BIN)/python manage.py migrate --no-input
