@@ -21,7 +21,7 @@ from tutor.errors import DomainError
 from tutor.review.study_sessions import touch_session
 from workers.app import app
 from workers.heartbeat import live_workers
-from workers.queues import GPU, send
+from workers.queues import GPU, send_on_commit
 
 MAX_ACTIVE_RUNS = 3
 # What a learner predicts before a run, for the experiments that measure a speedup.
@@ -91,18 +91,20 @@ def request_run(*, user, experiment: str, params: dict[str, Any] | None = None,
 
 
 def enqueue(run: LabRun) -> None:
+    """Queue the run for a GPU (or the CPU worker) once it is committed; `run` reflects the outcome."""
+
+    def sent(task_id: str) -> None:
+        LabRun.objects.filter(pk=run.pk).update(task_id=task_id)
+        run.task_id = task_id
+
     def keep_request(reason: str) -> None:
         LabRun.objects.filter(pk=run.pk).update(
             status=LabRun.Status.FAILED, finished_at=timezone.now(),
             error=f"Could not queue the run: {reason}. Your request is kept; start it again when the service "
                   "is back.")
-
-    task_id = send(run_lab_task, args=[run.pk], queue=GPU, on_broker_down=keep_request)
-    if task_id is None:
         run.refresh_from_db()
-        return
-    LabRun.objects.filter(pk=run.pk).update(task_id=task_id)
-    run.task_id = task_id
+
+    send_on_commit(run_lab_task, args=[run.pk], queue=GPU, on_sent=sent, on_broker_down=keep_request)
 
 
 def cancel_run(*, user, run_id: int) -> LabRun:

@@ -65,6 +65,23 @@ def celery_worker_process(transactional_db, tmp_path):
 
 
 @pytest.fixture
+def dead_broker():
+    """A Celery app whose broker is a loopback port nobody listens on: `dead_broker.task(name=...)(fn)`
+    gives a task whose sending fails the way it does when Redis is down."""
+    import socket
+
+    from celery import Celery
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    app = Celery("dead-broker", broker=f"redis://127.0.0.1:{port}/0", set_as_current=False)
+    app.conf.broker_connection_timeout = 1
+    app.conf.task_publish_retry_policy = {"max_retries": 1, "interval_start": 0, "interval_step": 0.1}
+    return app
+
+
+@pytest.fixture
 def learner(db):
     return get_user_model().objects.create_user("ada", password="pw-ada-123456")
 

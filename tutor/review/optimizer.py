@@ -21,7 +21,7 @@ from tutor.review.models import CardState, LearnerSettings, OptimizationRun, Rev
 from tutor.review.scheduling import scheduler_for
 from tutor.review.services import learner_settings, rebuild_learner
 from tutor.review.tasks import optimize_parameters as optimize_parameters_task
-from workers.queues import DEFAULT, send
+from workers.queues import DEFAULT, send_on_commit
 
 MIN_REVIEWS = 200  # fewer and the fit is noise
 HOLDOUT_FRACTION = 0.2
@@ -41,7 +41,7 @@ def request_optimization(*, user) -> OptimizationRun:
         _finish(run, status=OptimizationRun.Status.FAILED,
                 message=f"Optimization needs at least {MIN_REVIEWS} reviews; you have {total}.")
         return run
-    send(optimize_parameters_task, args=[run.pk], queue=DEFAULT, on_broker_down=lambda reason: _finish(
+    send_on_commit(optimize_parameters_task, args=[run.pk], queue=DEFAULT, on_broker_down=lambda reason: _finish(
         run, status=OptimizationRun.Status.FAILED, message=f"Could not queue the optimization: {reason}."))
     return run
 

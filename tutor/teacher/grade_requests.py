@@ -15,7 +15,7 @@ from tutor.review.answer_check import Grade, check_answer
 from tutor.teacher.models import AnswerGrade
 from tutor.teacher.rubric_grading import grade_against_rubric, keyword_grade
 from tutor.teacher.tasks import grade_typed_answer as grade_typed_answer_task
-from workers.queues import DEFAULT, send
+from workers.queues import DEFAULT, send_on_commit
 
 GRADED_BY_TEACHER = (Card.Kind.INTERVIEW, Card.Kind.RECALL)
 
@@ -39,7 +39,7 @@ def request_grade(*, user, card: Card, answer: str) -> AnswerGrade:
         result["notice"] = f"Could not queue the grading: {reason[:160]}; graded here with a keyword check."
         _store(grade, AnswerGrade.Status.DONE, result)
 
-    send(grade_typed_answer_task, args=[grade.pk], queue=DEFAULT, on_broker_down=grade_here)
+    send_on_commit(grade_typed_answer_task, args=[grade.pk], queue=DEFAULT, on_broker_down=grade_here)
     return grade
 
 
