@@ -22,8 +22,14 @@ class LearnerSettingsForm(forms.ModelForm):
 
     class Meta:
         model = LearnerSettings
-        fields = ["desired_retention", "new_cards_per_day", "maximum_interval", "learning_steps",
-                  "relearning_steps", "timezone"]
+        fields = [
+            "desired_retention",
+            "new_cards_per_day",
+            "maximum_interval",
+            "learning_steps",
+            "relearning_steps",
+            "timezone",
+        ]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -77,8 +77,9 @@ def stats(request):
 
 @login_required
 def sessions(request):
-    rows = (StudySession.objects.filter(user=request.user)
-            .annotate(review_count=Count("reviews", filter=Q(reviews__undone_at__isnull=True)))[:100])
+    rows = StudySession.objects.filter(user=request.user).annotate(
+        review_count=Count("reviews", filter=Q(reviews__undone_at__isnull=True))
+    )[:100]
     return render(request, "frontend/sessions.html", {"sessions": rows})
 
 
@@ -103,10 +104,17 @@ def settings_page(request):
     runs = list(OptimizationRun.objects.filter(user=request.user)[:5])
     for run in runs:
         run.curve_json = json.dumps(run.curve) if run.curve else ""
-    return render(request, "frontend/settings.html", {
-        "form": form, "runs": runs, "min_reviews": optimizer.MIN_REVIEWS,
-        "holdout_pct": round(optimizer.HOLDOUT_FRACTION * 100),
-        "review_count": ReviewLog.objects.filter(user=request.user, undone_at__isnull=True).count()})
+    return render(
+        request,
+        "frontend/settings.html",
+        {
+            "form": form,
+            "runs": runs,
+            "min_reviews": optimizer.MIN_REVIEWS,
+            "holdout_pct": round(optimizer.HOLDOUT_FRACTION * 100),
+            "review_count": ReviewLog.objects.filter(user=request.user, undone_at__isnull=True).count(),
+        },
+    )
 
 
 @login_required
@@ -123,8 +131,11 @@ def optimize(request):
 @login_required
 def teacher(request):
     conversations = Conversation.objects.filter(user=request.user).select_related("card")[:50]
-    return render(request, "frontend/teacher_list.html", {
-        "conversations": conversations, "llm_mode": llm.llm_configured(), "llm_model": llm.model_name()})
+    return render(
+        request,
+        "frontend/teacher_list.html",
+        {"conversations": conversations, "llm_mode": llm.llm_configured(), "llm_model": llm.model_name()},
+    )
 
 
 @login_required
@@ -139,8 +150,9 @@ def teacher_chat(request, pk: int):
     conversation = Conversation.objects.filter(user=request.user, pk=pk).select_related("card").first()
     if conversation is None:
         raise Http404("No such conversation.")
-    return render(request, "frontend/teacher_chat.html", {
-        "conversation": conversation, "turns": conversation.turns.all()})
+    return render(
+        request, "frontend/teacher_chat.html", {"conversation": conversation, "turns": conversation.turns.all()}
+    )
 
 
 def _default_text(value) -> str:
@@ -163,9 +175,17 @@ def labs(request):
             p["default_text"] = _default_text(p.get("default"))
             p.setdefault("type", "text")
     course = Course.objects.order_by("pk").first()
-    return render(request, "frontend/labs.html", {
-        "experiments": experiments, "target": target, "max_active": services.MAX_ACTIVE_RUNS,
-        "course_slug": course.slug if course else "", "runs": LabRun.objects.filter(user=request.user)[:30]})
+    return render(
+        request,
+        "frontend/labs.html",
+        {
+            "experiments": experiments,
+            "target": target,
+            "max_active": services.MAX_ACTIVE_RUNS,
+            "course_slug": course.slug if course else "",
+            "runs": LabRun.objects.filter(user=request.user)[:30],
+        },
+    )
 
 
 @login_required
@@ -200,6 +220,7 @@ def lab_explain(request, pk: int):
     run = LabRun.objects.filter(user=request.user, pk=pk).first()
     if run is None:
         raise Http404("No such lab run.")
-    conversation = start_conversation(user=request.user, lab_run_id=run.pk,
-                                      title=f"Explain my {run.experiment} run #{run.pk}")
+    conversation = start_conversation(
+        user=request.user, lab_run_id=run.pk, title=f"Explain my {run.experiment} run #{run.pk}"
+    )
     return redirect(f"{reverse('teacher-chat', args=[conversation.pk])}?ask=explain")

@@ -26,8 +26,12 @@ from labs.services import (
 def experiments(request: Request) -> Response:
     """The experiments, each with its typed, bounded parameters for the device a run would land on now."""
     target = target_device()
-    return Response({"target": {"kind": target.kind, "memory_bytes": target.memory_bytes, "detail": target.detail},
-                     "experiments": catalog_for(target)})
+    return Response(
+        {
+            "target": {"kind": target.kind, "memory_bytes": target.memory_bytes, "detail": target.detail},
+            "experiments": catalog_for(target),
+        }
+    )
 
 
 class ArtifactSerializer(serializers.ModelSerializer):
@@ -48,9 +52,27 @@ class LabRunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = LabRun
-        fields = ["id", "experiment", "params", "status", "progress", "phase", "predicted_speedup",
-                  "measured_speedup", "device", "versions", "result", "error", "attempts", "session", "created_at",
-                  "started_at", "finished_at", "artifacts", "url"]
+        fields = [
+            "id",
+            "experiment",
+            "params",
+            "status",
+            "progress",
+            "phase",
+            "predicted_speedup",
+            "measured_speedup",
+            "device",
+            "versions",
+            "result",
+            "error",
+            "attempts",
+            "session",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "artifacts",
+            "url",
+        ]
 
     def get_measured_speedup(self, obj) -> dict | None:
         best = headline_speedup(obj.result)

@@ -52,15 +52,29 @@ def fusion_table(result: dict) -> str:
             if eager and variant != "eager":
                 line[f"speedup_{variant}"] = eager["median_ms"] / r["median_ms"]
         out.append(line)
-    columns = ("chain", "size", "eager_ms", "compile_ms", "triton_ms", "speedup_compile", "speedup_triton",
-               "eager_pct_copy", "compile_pct_copy", "triton_pct_copy", "eager_kernels", "compile_kernels",
-               "triton_kernels")
+    columns = (
+        "chain",
+        "size",
+        "eager_ms",
+        "compile_ms",
+        "triton_ms",
+        "speedup_compile",
+        "speedup_triton",
+        "eager_pct_copy",
+        "compile_pct_copy",
+        "triton_pct_copy",
+        "eager_kernels",
+        "compile_kernels",
+        "triton_kernels",
+    )
     roof = result["artifacts"]["copy_roof"]
     walls = ("chain", "size", "eager_wall_ms", "compile_wall_ms", "triton_wall_ms")
-    return (f"copy roof {roof['gbps']:,.0f} GB/s ({roof['method']}); speedups are vs eager, same run\n"
-            + format_table(out, columns)
-            + "\nper call back to back on the host clock (host overhead included; matters at launch-bound sizes)\n"
-            + format_table(out, walls))
+    return (
+        f"copy roof {roof['gbps']:,.0f} GB/s ({roof['method']}); speedups are vs eager, same run\n"
+        + format_table(out, columns)
+        + "\nper call back to back on the host clock (host overhead included; matters at launch-bound sizes)\n"
+        + format_table(out, walls)
+    )
 
 
 def launch_table(result: dict) -> str:
@@ -70,11 +84,15 @@ def launch_table(result: dict) -> str:
         eager, graph = index.get((length, "eager")), index.get((length, "graph"))
         line = {"length": length, "eager_us_per_kernel": eager["us_per_kernel"], "eager_kernels": eager.get("kernels")}
         if graph:
-            line.update(graph_us_per_kernel=graph["us_per_kernel"], graph_kernels=graph.get("kernels"),
-                        speedup_graph=eager["median_ms"] / graph["median_ms"])
+            line.update(
+                graph_us_per_kernel=graph["us_per_kernel"],
+                graph_kernels=graph.get("kernels"),
+                speedup_graph=eager["median_ms"] / graph["median_ms"],
+            )
         out.append(line)
-    return format_table(out, ("length", "eager_us_per_kernel", "graph_us_per_kernel", "speedup_graph",
-                              "eager_kernels", "graph_kernels"))
+    return format_table(
+        out, ("length", "eager_us_per_kernel", "graph_us_per_kernel", "speedup_graph", "eager_kernels", "graph_kernels")
+    )
 
 
 def attention_table(result: dict) -> str:
@@ -86,29 +104,52 @@ def attention_table(result: dict) -> str:
             line["skipped"] = r["skipped"][:70]
         else:
             flash = index.get((r["seq_len"], "sdpa_flash"), {})
-            line.update(median_ms=r["median_ms"], tflops=r["tflops"], peak_extra_gb=r.get("peak_extra_gb"),
-                        speedup_vs_naive=r.get("speedup_vs_naive"),
-                        speedup_vs_flash=flash["median_ms"] / r["median_ms"] if flash.get("median_ms") else None)
+            line.update(
+                median_ms=r["median_ms"],
+                tflops=r["tflops"],
+                peak_extra_gb=r.get("peak_extra_gb"),
+                speedup_vs_naive=r.get("speedup_vs_naive"),
+                speedup_vs_flash=flash["median_ms"] / r["median_ms"] if flash.get("median_ms") else None,
+            )
         out.append(line)
-    return format_table(out, ("seq_len", "variant", "median_ms", "tflops", "peak_extra_gb", "speedup_vs_naive",
-                              "speedup_vs_flash", "skipped"))
+    return format_table(
+        out,
+        (
+            "seq_len",
+            "variant",
+            "median_ms",
+            "tflops",
+            "peak_extra_gb",
+            "speedup_vs_naive",
+            "speedup_vs_flash",
+            "skipped",
+        ),
+    )
 
 
 def trace_table(result: dict) -> str:
     """The byte model's totals at the run's N and across the sweep (the trace itself is for the UI)."""
     tr = result["artifacts"]["trace"]
-    return (f"N={tr['seq_len']}, d={tr['head_dim']}, {tr['block_m']}x{tr['block_n']} tiles: {tr['steps_total']} steps "
-            f"({tr['steps_stored']} stored)\n"
-            + format_table(result["rows"], ("seq_len", "naive_bytes", "tiled_bytes", "compulsory_bytes",
-                                            "naive_over_tiled")))
+    return (
+        f"N={tr['seq_len']}, d={tr['head_dim']}, {tr['block_m']}x{tr['block_n']} tiles: {tr['steps_total']} steps "
+        f"({tr['steps_stored']} stored)\n"
+        + format_table(
+            result["rows"], ("seq_len", "naive_bytes", "tiled_bytes", "compulsory_bytes", "naive_over_tiled")
+        )
+    )
 
 
 def roofline_table(result: dict) -> str:
     return format_table(result["rows"], ("roof", "value", "unit", "median_ms", "spread_pct", "source"))
 
 
-TABLES = {"fused_vs_unfused": fusion_table, "launch_overhead": launch_table, "attention": attention_table,
-          "flash_tiling_trace": trace_table, "roofline": roofline_table}
+TABLES = {
+    "fused_vs_unfused": fusion_table,
+    "launch_overhead": launch_table,
+    "attention": attention_table,
+    "flash_tiling_trace": trace_table,
+    "roofline": roofline_table,
+}
 
 
 def timing_honesty(device: Device) -> str:
@@ -146,9 +187,11 @@ def timing_honesty(device: Device) -> str:
         med = statistics.median(medians)
         agree = 100 * abs(med - independent) / independent
         spread = 100 * (max(medians) - min(medians)) / med
-        lines.append(f"{chain} {variant} {rows}x{cols} {dtype}: lab median {fmt_value('median_ms', med)}, "
-                     f"{how} {fmt_value('median_ms', independent)} (differ {agree:.1f}%, target <= 5%); "
-                     f"5 runs spread {spread:.1f}% (target <= 3%)")
+        lines.append(
+            f"{chain} {variant} {rows}x{cols} {dtype}: lab median {fmt_value('median_ms', med)}, "
+            f"{how} {fmt_value('median_ms', independent)} (differ {agree:.1f}%, target <= 5%); "
+            f"5 runs spread {spread:.1f}% (target <= 3%)"
+        )
         del inputs, fn
         if device.is_cuda:
             torch.cuda.empty_cache()
@@ -156,16 +199,18 @@ def timing_honesty(device: Device) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m labs.bench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m labs.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--device", default="auto")
     parser.add_argument("--only", action="append", choices=tuple(CATALOG), help="run only these labs")
     parser.add_argument("--tables", action="store_true", help="also print each lab's full table")
     parser.add_argument("--no-honesty", action="store_true", help="skip the timing-honesty re-timing")
     parser.add_argument("--json", metavar="PATH", help="write every result here")
     parser.add_argument("--cpu-threads", type=int, metavar="N", help="torch threads of CPU-form runs (default 1)")
-    parser.add_argument("--cache-dir", metavar="PATH",
-                        help="roofline calibration cache (default ~/.cache/tilewise-labs)")
+    parser.add_argument(
+        "--cache-dir", metavar="PATH", help="roofline calibration cache (default ~/.cache/tilewise-labs)"
+    )
     args = parser.parse_args(argv)
     if args.cpu_threads is not None and args.cpu_threads < 1:
         parser.error("--cpu-threads must be at least 1")
@@ -184,13 +229,18 @@ def _bench(args: argparse.Namespace) -> int:
     for exp_id in args.only or CATALOG:
         t0 = time.perf_counter()
         results[exp_id] = result = run_experiment(
-            exp_id, {}, device=device,
-            progress=lambda p, phase, e=exp_id: print(f"  [{e} {p:3d}%] {phase}", file=sys.stderr, flush=True))
+            exp_id,
+            {},
+            device=device,
+            progress=lambda p, phase, e=exp_id: print(f"  [{e} {p:3d}%] {phase}", file=sys.stderr, flush=True),
+        )
         checks = result["checks"]
         ok &= checks["passed"]
-        print(f"\n== {CATALOG[exp_id].title} ({exp_id}, section {CATALOG[exp_id].section}), "
-              f"{time.perf_counter() - t0:.1f} s, checks {'passed' if checks['passed'] else 'FAILED'}"
-              + (f", max abs error {checks['max_abs_error']:.1e}" if checks["max_abs_error"] is not None else ""))
+        print(
+            f"\n== {CATALOG[exp_id].title} ({exp_id}, section {CATALOG[exp_id].section}), "
+            f"{time.perf_counter() - t0:.1f} s, checks {'passed' if checks['passed'] else 'FAILED'}"
+            + (f", max abs error {checks['max_abs_error']:.1e}" if checks["max_abs_error"] is not None else "")
+        )
         print(TABLES[exp_id](result))
         for note in result["notes"]:
             print(f"note: {note}")

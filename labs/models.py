@@ -18,8 +18,9 @@ class LabRun(models.Model):
     ACTIVE = (Status.QUEUED, Status.RUNNING)
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lab_runs")
-    session = models.ForeignKey("tutor.StudySession", null=True, blank=True, on_delete=models.SET_NULL,
-                                related_name="lab_runs")
+    session = models.ForeignKey(
+        "tutor.StudySession", null=True, blank=True, on_delete=models.SET_NULL, related_name="lab_runs"
+    )
     experiment = models.CharField(max_length=64)
     params = models.JSONField(default=dict)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)

@@ -63,8 +63,9 @@ def catalog_for(target: Target) -> list[dict]:
     return catalog(target.kind)
 
 
-def request_run(*, user, experiment: str, params: dict[str, Any] | None = None,
-                predicted_speedup: float | None = None) -> LabRun:
+def request_run(
+    *, user, experiment: str, params: dict[str, Any] | None = None, predicted_speedup: float | None = None
+) -> LabRun:
     from labs.experiments.catalog import validate_params
     from labs.experiments.params import ParamError
 
@@ -74,18 +75,26 @@ def request_run(*, user, experiment: str, params: dict[str, Any] | None = None,
         raise DomainError("Parameters must be an object of name: value.", "params")
     target = target_device()
     try:
-        parsed = validate_params(experiment, params or {}, device_kind=target.kind,
-                                 device_memory_bytes=target.memory_bytes)
+        parsed = validate_params(
+            experiment, params or {}, device_kind=target.kind, device_memory_bytes=target.memory_bytes
+        )
     except ParamError as exc:
         raise DomainError(exc.message, exc.field) from None
     with transaction.atomic():
         active = LabRun.objects.select_for_update().filter(user=user, status__in=LabRun.ACTIVE)
         if len(active) >= MAX_ACTIVE_RUNS:
-            raise DomainError(f"You already have {MAX_ACTIVE_RUNS} lab runs queued or running; wait for one to "
-                                  "finish or cancel a queued one.")
-        run = LabRun.objects.create(user=user, session=touch_session(user, timezone.now()), experiment=experiment,
-                                    params=parsed.to_dict(), predicted_speedup=predicted_speedup,
-                                    phase=f"queued ({target.detail})")
+            raise DomainError(
+                f"You already have {MAX_ACTIVE_RUNS} lab runs queued or running; wait for one to "
+                "finish or cancel a queued one."
+            )
+        run = LabRun.objects.create(
+            user=user,
+            session=touch_session(user, timezone.now()),
+            experiment=experiment,
+            params=parsed.to_dict(),
+            predicted_speedup=predicted_speedup,
+            phase=f"queued ({target.detail})",
+        )
     enqueue(run)
     return run
 
@@ -99,9 +108,10 @@ def enqueue(run: LabRun) -> None:
 
     def keep_request(reason: str) -> None:
         LabRun.objects.filter(pk=run.pk).update(
-            status=LabRun.Status.FAILED, finished_at=timezone.now(),
-            error=f"Could not queue the run: {reason}. Your request is kept; start it again when the service "
-                  "is back.")
+            status=LabRun.Status.FAILED,
+            finished_at=timezone.now(),
+            error=f"Could not queue the run: {reason}. Your request is kept; start it again when the service is back.",
+        )
         run.refresh_from_db()
 
     send_on_commit(run_lab_task, args=[run.pk], queue=GPU, on_sent=sent, on_broker_down=keep_request)
@@ -161,28 +171,52 @@ def _run_experiment(run: LabRun) -> dict:
         if now - last[0] >= PROGRESS_EVERY_S or percent >= 100:
             last[0] = now
             LabRun.objects.filter(pk=run.pk, status=LabRun.Status.RUNNING).update(
-                progress=max(0, min(100, int(percent))), phase=phase[:200])
+                progress=max(0, min(100, int(percent))), phase=phase[:200]
+            )
 
-    return run_experiment(run.experiment, run.params, progress=progress, cpu_threads=settings.LABS_CPU_THREADS,
-                          cache_dir=settings.LABS_CACHE_DIR)
+    return run_experiment(
+        run.experiment,
+        run.params,
+        progress=progress,
+        cpu_threads=settings.LABS_CPU_THREADS,
+        cache_dir=settings.LABS_CACHE_DIR,
+    )
 
 
 def _finish(run: LabRun, result: dict) -> None:
     """Store the artifacts first, then mark the run done: a learner who sees "done" sees everything."""
-    LabArtifact.objects.update_or_create(run=run, name="result.json", defaults={
-        "content_type": "application/json",
-        "file": ContentFile(json.dumps(result, indent=1).encode(), name=f"run-{run.pk}-result.json")})
+    LabArtifact.objects.update_or_create(
+        run=run,
+        name="result.json",
+        defaults={
+            "content_type": "application/json",
+            "file": ContentFile(json.dumps(result, indent=1).encode(), name=f"run-{run.pk}-result.json"),
+        },
+    )
     svg = plot_svg(result)
     if svg:
-        LabArtifact.objects.update_or_create(run=run, name="plot.svg", defaults={
-            "content_type": "image/svg+xml", "file": ContentFile(svg.encode(), name=f"run-{run.pk}-plot.svg")})
+        LabArtifact.objects.update_or_create(
+            run=run,
+            name="plot.svg",
+            defaults={
+                "content_type": "image/svg+xml",
+                "file": ContentFile(svg.encode(), name=f"run-{run.pk}-plot.svg"),
+            },
+        )
     roofs = (result.get("artifacts") or {}).get("roofs")
     if run.experiment == "roofline" and roofs:
-        DeviceCalibration.objects.update_or_create(device_name=_device_name(result.get("device")),
-                                                   defaults={"roofs": roofs})
+        DeviceCalibration.objects.update_or_create(
+            device_name=_device_name(result.get("device")), defaults={"roofs": roofs}
+        )
     LabRun.objects.filter(pk=run.pk).update(
-        result=result, device=result.get("device"), versions=result.get("versions"), status=LabRun.Status.DONE,
-        progress=100, phase="done", finished_at=timezone.now())
+        result=result,
+        device=result.get("device"),
+        versions=result.get("versions"),
+        status=LabRun.Status.DONE,
+        progress=100,
+        phase="done",
+        finished_at=timezone.now(),
+    )
     run.refresh_from_db()
 
 
@@ -199,15 +233,20 @@ def roofline_for(run: LabRun) -> dict:
     if run.status != LabRun.Status.DONE or not run.result:
         return {"available": False, "reason": "The run has not finished.", "device": device}
     if calibration is None:
-        return {"available": False, "device": device, "needs_calibration": True,
-                "reason": f"No roofs measured for {device} yet: run the roofline calibration on it first."}
+        return {
+            "available": False,
+            "device": device,
+            "needs_calibration": True,
+            "reason": f"No roofs measured for {device} yet: run the roofline calibration on it first.",
+        }
     view = roofline_view(run.result, calibration.roofs)
     return {"available": True, "device": device, "calibrated_at": calibration.updated_at.isoformat(), **view}
 
 
 def _fail(run: LabRun, message: str) -> None:
-    LabRun.objects.filter(pk=run.pk).update(status=LabRun.Status.FAILED, error=message, finished_at=timezone.now(),
-                                            phase="failed")
+    LabRun.objects.filter(pk=run.pk).update(
+        status=LabRun.Status.FAILED, error=message, finished_at=timezone.now(), phase="failed"
+    )
     run.refresh_from_db()
 
 
@@ -241,7 +280,8 @@ def reap_stale_runs(*, user=None) -> int:
             _fail(run, f"The worker ({run.worker}) stopped during this run {run.attempts} times; giving up.")
             continue
         LabRun.objects.filter(pk=run.pk, status=LabRun.Status.RUNNING).update(
-            status=LabRun.Status.QUEUED, progress=0, phase=f"re-queued: worker {run.worker} stopped mid-run")
+            status=LabRun.Status.QUEUED, progress=0, phase=f"re-queued: worker {run.worker} stopped mid-run"
+        )
         run.refresh_from_db()
         enqueue(run)
     return count
@@ -309,8 +349,11 @@ def describe_for_teacher(run: LabRun, *, max_rows: int = 12) -> str:
         lines.append(f"Device: {device.get('description') or device.get('name')}.")
         lines.append(f"Method: {result.get('method', '')}")
         for row in (result.get("rows") or [])[:max_rows]:
-            shown = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()
-                     if k not in ("q25_ms", "q75_ms", "reps") and v is not None}
+            shown = {
+                k: (round(v, 4) if isinstance(v, float) else v)
+                for k, v in row.items()
+                if k not in ("q25_ms", "q75_ms", "reps") and v is not None
+            }
             lines.append("- " + ", ".join(f"{k}={v}" for k, v in shown.items()))
         lines += [f"Note: {n}" for n in result.get("notes", [])]
     best = headline_speedup(run.result)

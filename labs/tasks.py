@@ -6,8 +6,14 @@ from django.conf import settings
 from workers.app import app
 
 
-@app.task(name="labs.run_lab", bind=True, acks_late=True, reject_on_worker_lost=True,
-          soft_time_limit=settings.LAB_SOFT_TIME_LIMIT, time_limit=settings.LAB_SOFT_TIME_LIMIT + 60)
+@app.task(
+    name="labs.run_lab",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=settings.LAB_SOFT_TIME_LIMIT,
+    time_limit=settings.LAB_SOFT_TIME_LIMIT + 60,
+)
 def run_lab(self, run_id: int) -> dict[str, object]:
     """Run one lab experiment. GPU workers take one at a time (concurrency 1, prefetch 1)."""
     from labs.services import execute_run

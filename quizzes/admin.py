@@ -103,9 +103,21 @@ class CardAdmin(admin.ModelAdmin):
 
     def get_fieldsets(self, request, obj=None):
         kind_columns = (
-            [f.column for f in KIND_FIELDS[obj.kind]] if obj else
-            ["prompt", "answer", "explanation", "common_wrong_answer", "key_points", "choices",
-             "numeric_answer", "unit", "tolerance", "reversible"])
+            [f.column for f in KIND_FIELDS[obj.kind]]
+            if obj
+            else [
+                "prompt",
+                "answer",
+                "explanation",
+                "common_wrong_answer",
+                "key_points",
+                "choices",
+                "numeric_answer",
+                "unit",
+                "tolerance",
+                "reversible",
+            ]
+        )
         return [
             (None, {"fields": ["course", "slug", "kind", "retired", "preview_link"]}),
             ("Content", {"fields": kind_columns}),
@@ -124,8 +136,9 @@ class CardAdmin(admin.ModelAdmin):
         return format_html('<a href="{}" target="_blank">Preview as a learner sees it</a>', url)
 
     def get_urls(self):
-        return [path("<int:pk>/preview/", self.admin_site.admin_view(self.preview_view),
-                     name="quizzes_card_preview")] + super().get_urls()
+        return [
+            path("<int:pk>/preview/", self.admin_site.admin_view(self.preview_view), name="quizzes_card_preview")
+        ] + super().get_urls()
 
     def preview_view(self, request, pk):
         card = get_object_or_404(Card, pk=pk)

@@ -40,17 +40,43 @@ class CardSerializer(serializers.ModelSerializer):
     id = serializers.CharField(source="slug", read_only=True)
     course = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     sections = serializers.SlugRelatedField(slug_field="slug", many=True, queryset=Section.objects.all())
-    topics = serializers.SlugRelatedField(slug_field="slug", many=True, queryset=Topic.objects.all(),
-                                          required=False)
+    topics = serializers.SlugRelatedField(slug_field="slug", many=True, queryset=Topic.objects.all(), required=False)
 
     class Meta:
         model = Card
-        fields = ["pk", "id", "course", "kind", "sections", "topics", "prompt", "answer", "explanation",
-                  "common_wrong_answer", "key_points", "choices", "numeric_answer", "unit", "tolerance",
-                  "reversible", "retired", "prompt_html", "answer_html", "explanation_html",
-                  "common_wrong_answer_html", "updated_at"]
-        read_only_fields = ["pk", "kind", "prompt_html", "answer_html", "explanation_html",
-                            "common_wrong_answer_html", "updated_at"]
+        fields = [
+            "pk",
+            "id",
+            "course",
+            "kind",
+            "sections",
+            "topics",
+            "prompt",
+            "answer",
+            "explanation",
+            "common_wrong_answer",
+            "key_points",
+            "choices",
+            "numeric_answer",
+            "unit",
+            "tolerance",
+            "reversible",
+            "retired",
+            "prompt_html",
+            "answer_html",
+            "explanation_html",
+            "common_wrong_answer_html",
+            "updated_at",
+        ]
+        read_only_fields = [
+            "pk",
+            "kind",
+            "prompt_html",
+            "answer_html",
+            "explanation_html",
+            "common_wrong_answer_html",
+            "updated_at",
+        ]
 
 
 class CourseViewSet(viewsets.ReadOnlyModelViewSet):
@@ -80,7 +106,8 @@ class CardViewSet(viewsets.mixins.UpdateModelMixin, viewsets.ReadOnlyModelViewSe
 
     def perform_update(self, serializer):
         try:
-            serializer.instance = update_card(card=serializer.instance, user=self.request.user,
-                                              changes=serializer.validated_data, source="api")
+            serializer.instance = update_card(
+                card=serializer.instance, user=self.request.user, changes=serializer.validated_data, source="api"
+            )
         except DjangoValidationError as exc:
             raise serializers.ValidationError(exc.message_dict) from None

@@ -75,7 +75,8 @@ class _StrictLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise yaml.constructor.ConstructorError(
-                None, None, "YAML aliases/anchors are not allowed", event.start_mark)
+                None, None, "YAML aliases/anchors are not allowed", event.start_mark
+            )
         return super().compose_node(parent, index)
 
     def construct_mapping(self, node, deep=False):  # type: ignore[override]
@@ -83,8 +84,7 @@ class _StrictLoader(yaml.SafeLoader):
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
             if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark)
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
@@ -128,8 +128,7 @@ class _Validator:
             self.error(path, f"is {len(text)} characters; the limit is {MAX_TEXT_CHARS}", item, name)
         return text
 
-    def id_list(self, value: Any, path: str, item: str, name: str, known: set[str],
-                required: bool) -> list[str]:
+    def id_list(self, value: Any, path: str, item: str, name: str, known: set[str], required: bool) -> list[str]:
         if value is None:
             value = []
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -193,9 +192,11 @@ def _read_manifest(root: Path, rel_course: str) -> dict[str, Any]:
 
 def _read_course_header(raw: dict[str, Any], rel_course: str, v: _Validator) -> dict[str, Any]:
     v.unknown_keys(raw, {"id", "title", "summary", "topics", "lessons"}, rel_course, "course")
-    return {"id": v.check_id(raw.get("id"), rel_course, "course"),
-            "title": v.text(raw.get("title"), rel_course, "course", "title"),
-            "summary": v.text(raw.get("summary"), rel_course, "course", "summary", required=False)}
+    return {
+        "id": v.check_id(raw.get("id"), rel_course, "course"),
+        "title": v.text(raw.get("title"), rel_course, "course", "title"),
+        "summary": v.text(raw.get("summary"), rel_course, "course", "summary", required=False),
+    }
 
 
 def _read_topics(raw_topics: list[Any], rel_course: str, v: _Validator) -> list[dict[str, Any]]:
@@ -206,14 +207,19 @@ def _read_topics(raw_topics: list[Any], rel_course: str, v: _Validator) -> list[
             v.error(rel_course, "must be a mapping with id and title", item)
             continue
         v.unknown_keys(t, {"id", "title"}, rel_course, item)
-        topics.append({"id": v.check_id(t.get("id"), rel_course, item),
-                       "title": v.text(t.get("title"), rel_course, item, "title")})
+        topics.append(
+            {
+                "id": v.check_id(t.get("id"), rel_course, item),
+                "title": v.text(t.get("title"), rel_course, item, "title"),
+            }
+        )
     _no_duplicates(v, [t["id"] for t in topics], rel_course, "topic")
     return topics
 
 
-def _read_lessons(raw_lessons: list[Any], rel_course: str,
-                  section_files: dict[str, tuple[str, Path]], v: _Validator) -> list[dict[str, Any]]:
+def _read_lessons(
+    raw_lessons: list[Any], rel_course: str, section_files: dict[str, tuple[str, Path]], v: _Validator
+) -> list[dict[str, Any]]:
     """The lessons in course.yaml; every section file must be listed in exactly one of them."""
     lessons: list[dict[str, Any]] = []
     lesson_of: dict[str, str] = {}  # section id -> lesson id
@@ -230,8 +236,9 @@ def _read_lessons(raw_lessons: list[Any], rel_course: str,
     return lessons
 
 
-def _read_lesson(raw: Any, item: str, rel_course: str, section_ids: set[str],
-                 lesson_of: dict[str, str], v: _Validator) -> dict[str, Any] | None:
+def _read_lesson(
+    raw: Any, item: str, rel_course: str, section_ids: set[str], lesson_of: dict[str, str], v: _Validator
+) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
         v.error(rel_course, "must be a mapping", item)
         return None
@@ -243,21 +250,31 @@ def _read_lesson(raw: Any, item: str, rel_course: str, section_ids: set[str],
         if sid in lesson_of:
             v.error(rel_course, f"section {sid!r} is listed in two lessons", item, "sections")
         lesson_of[sid] = lid
-    return {"id": lid, "title": v.text(raw.get("title"), rel_course, item, "title"),
-            "summary": v.text(raw.get("summary"), rel_course, item, "summary", required=False),
-            "sections": sec_ids}
+    return {
+        "id": lid,
+        "title": v.text(raw.get("title"), rel_course, item, "title"),
+        "summary": v.text(raw.get("summary"), rel_course, item, "summary", required=False),
+        "sections": sec_ids,
+    }
 
 
-def _read_sections(root: Path, lessons: list[dict[str, Any]],
-                   section_files: dict[str, tuple[str, Path]], topic_ids: set[str],
-                   v: _Validator) -> list[dict[str, Any]]:
+def _read_sections(
+    root: Path,
+    lessons: list[dict[str, Any]],
+    section_files: dict[str, tuple[str, Path]],
+    topic_ids: set[str],
+    v: _Validator,
+) -> list[dict[str, Any]]:
     """The section files, in the order the lessons list them."""
-    return [_read_section(root, *section_files[sid], sid, topic_ids, v)
-            for lesson in lessons for sid in lesson["sections"] if sid in section_files]
+    return [
+        _read_section(root, *section_files[sid], sid, topic_ids, v)
+        for lesson in lessons
+        for sid in lesson["sections"]
+        if sid in section_files
+    ]
 
 
-def _read_cards(root: Path, section_ids: set[str], topic_ids: set[str],
-                v: _Validator) -> list[dict[str, Any]]:
+def _read_cards(root: Path, section_ids: set[str], topic_ids: set[str], v: _Validator) -> list[dict[str, Any]]:
     """Every card in cards/*.yaml (files in name order); a card id is unique across files."""
     cards: list[dict[str, Any]] = []
     seen_cards: dict[str, str] = {}  # card id -> the file it was first found in
@@ -293,8 +310,7 @@ def _card_file_entries(root: Path, path: Path, rel: str, v: _Validator) -> list[
     return doc["cards"]
 
 
-def _sort_tags(topics: list[dict[str, Any]], sections: list[dict[str, Any]],
-               cards: list[dict[str, Any]]) -> None:
+def _sort_tags(topics: list[dict[str, Any]], sections: list[dict[str, Any]], cards: list[dict[str, Any]]) -> None:
     """Tag order carries no meaning: keep ids in course order so that export is lossless."""
     topic_rank = {t["id"]: i for i, t in enumerate(topics)}
     section_rank = {s["id"]: i for i, s in enumerate(sections)}
@@ -330,8 +346,7 @@ def _section_files(root: Path, v: _Validator) -> dict[str, tuple[str, Path]]:
     return found
 
 
-def _read_section(root: Path, rel: str, path: Path, sid: str, topic_ids: set[str],
-                  v: _Validator) -> dict[str, Any]:
+def _read_section(root: Path, rel: str, path: Path, sid: str, topic_ids: set[str], v: _Validator) -> dict[str, Any]:
     text = _read_text(path, root)
     meta, body = _split_front_matter(text, rel)
     v.unknown_keys(meta, {"id", "title", "topics", "labs"}, rel, f"section {sid}")
@@ -359,11 +374,12 @@ def _split_front_matter(text: str, rel: str) -> tuple[dict[str, Any], str]:
     meta = parse_yaml(text[4:end], rel)
     if not isinstance(meta, dict):
         raise CourseLoadError([CourseFileError(rel, "front matter must be a mapping")])
-    return meta, text[end + 5:]
+    return meta, text[end + 5 :]
 
 
-def _read_card(raw: Any, rel: str, index: int, section_ids: set[str], topic_ids: set[str],
-               v: _Validator) -> dict[str, Any] | None:
+def _read_card(
+    raw: Any, rel: str, index: int, section_ids: set[str], topic_ids: set[str], v: _Validator
+) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
         v.error(rel, "must be a mapping", f"card #{index + 1}")
         return None
@@ -378,7 +394,8 @@ def _read_card(raw: Any, rel: str, index: int, section_ids: set[str], topic_ids:
     fields = KIND_FIELDS[kind]
     v.unknown_keys(raw, set(COMMON_KEYS) | {f.name for f in fields}, rel, item)
     card: dict[str, Any] = {
-        "id": cid, "kind": kind,
+        "id": cid,
+        "kind": kind,
         "sections": v.id_list(raw.get("sections"), rel, item, "sections", section_ids, True),
         "topics": v.id_list(raw.get("topics"), rel, item, "topics", topic_ids, False),
     }
@@ -428,6 +445,7 @@ def _check_kind_rules(card: dict[str, Any], rel: str, item: str, v: _Validator) 
 
 # --- writing ---------------------------------------------------------------------------------
 
+
 class _Dumper(yaml.SafeDumper):
     pass
 
@@ -441,8 +459,7 @@ _Dumper.add_representer(str, _str_representer)
 
 
 def dump_yaml(data: Any) -> str:
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100,
-                     default_flow_style=None)
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None)
 
 
 def write_course_dir(data: CourseData, root: Path) -> list[Path]:
@@ -466,8 +483,7 @@ def write_course_dir(data: CourseData, root: Path) -> list[Path]:
 
     width = 3 if len(data.sections) >= 100 else 2
     for n, section in enumerate(data.sections, start=1):
-        meta: dict[str, Any] = {"id": section["id"], "title": section["title"],
-                                "topics": section["topics"]}
+        meta: dict[str, Any] = {"id": section["id"], "title": section["title"], "topics": section["topics"]}
         if section.get("labs"):
             meta["labs"] = section["labs"]
         text = f"---\n{dump_yaml(meta)}---\n{section['body'].rstrip()}\n"
@@ -483,8 +499,12 @@ def write_course_dir(data: CourseData, root: Path) -> list[Path]:
 
 def card_to_file_keys(card: dict[str, Any]) -> dict[str, Any]:
     """A card's keys in file order, leaving out optional fields that hold their default."""
-    out: dict[str, Any] = {"id": card["id"], "kind": card["kind"], "sections": card["sections"],
-                           "topics": card["topics"]}
+    out: dict[str, Any] = {
+        "id": card["id"],
+        "kind": card["kind"],
+        "sections": card["sections"],
+        "topics": card["topics"],
+    }
     for f in KIND_FIELDS[card["kind"]]:
         value = card.get(f.name)
         if not f.required and value in (None, False, [], ""):

@@ -22,22 +22,36 @@ def course_to_data(course: Course) -> CourseData:
     lesson_docs = []
     for lesson in lessons:
         secs = list(lesson.sections.order_by("position").prefetch_related("topics"))
-        lesson_docs.append({"id": lesson.slug, "title": lesson.title, "summary": lesson.summary,
-                            "sections": [s.slug for s in secs]})
+        lesson_docs.append(
+            {"id": lesson.slug, "title": lesson.title, "summary": lesson.summary, "sections": [s.slug for s in secs]}
+        )
         for s in secs:
-            sections.append({"id": s.slug, "title": s.title, "topics": [t.slug for t in s.topics.all()],
-                             "labs": list(s.labs), "body": s.body})
-    cards = [card_to_data(c) for c in
-             course.cards.order_by("source_file", "position", "id").prefetch_related("sections", "topics")]
+            sections.append(
+                {
+                    "id": s.slug,
+                    "title": s.title,
+                    "topics": [t.slug for t in s.topics.all()],
+                    "labs": list(s.labs),
+                    "body": s.body,
+                }
+            )
+    cards = [
+        card_to_data(c)
+        for c in course.cards.order_by("source_file", "position", "id").prefetch_related("sections", "topics")
+    ]
     return CourseData(
         course={"id": course.slug, "title": course.title, "summary": course.summary},
         topics=[{"id": t.slug, "title": t.title} for t in course.topics.order_by("position")],
-        lessons=lesson_docs, sections=sections, cards=cards)
+        lessons=lesson_docs,
+        sections=sections,
+        cards=cards,
+    )
 
 
 def card_to_data(card: Card) -> dict[str, Any]:
     data: dict[str, Any] = {
-        "id": card.slug, "kind": card.kind,
+        "id": card.slug,
+        "kind": card.kind,
         "sections": [s.slug for s in sorted(card.sections.all(), key=lambda s: s.position)],
         "topics": [t.slug for t in sorted(card.topics.all(), key=lambda t: t.position)],
         "retired": card.retired,
@@ -48,9 +62,23 @@ def card_to_data(card: Card) -> dict[str, Any]:
     return data
 
 
-CSV_COLUMNS = ["id", "kind", "sections", "topics", "retired", "prompt", "answer", "explanation",
-               "common_wrong_answer", "key_points", "choices", "numeric_answer", "unit",
-               "tolerance", "reversible"]
+CSV_COLUMNS = [
+    "id",
+    "kind",
+    "sections",
+    "topics",
+    "retired",
+    "prompt",
+    "answer",
+    "explanation",
+    "common_wrong_answer",
+    "key_points",
+    "choices",
+    "numeric_answer",
+    "unit",
+    "tolerance",
+    "reversible",
+]
 
 
 def course_to_csv(course: Course) -> str:
@@ -59,17 +87,25 @@ def course_to_csv(course: Course) -> str:
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS)
     writer.writeheader()
     for card in course.cards.order_by("source_file", "position").prefetch_related("sections", "topics"):
-        writer.writerow({
-            "id": card.slug, "kind": card.kind,
-            "sections": " | ".join(s.slug for s in card.sections.all()),
-            "topics": " | ".join(t.slug for t in card.topics.all()),
-            "retired": card.retired, "prompt": card.prompt, "answer": card.answer,
-            "explanation": card.explanation, "common_wrong_answer": card.common_wrong_answer,
-            "key_points": " | ".join(card.key_points), "choices": " | ".join(card.choices),
-            "numeric_answer": "" if card.numeric_answer is None else card.numeric_answer,
-            "unit": card.unit, "tolerance": "" if card.tolerance is None else card.tolerance,
-            "reversible": card.reversible,
-        })
+        writer.writerow(
+            {
+                "id": card.slug,
+                "kind": card.kind,
+                "sections": " | ".join(s.slug for s in card.sections.all()),
+                "topics": " | ".join(t.slug for t in card.topics.all()),
+                "retired": card.retired,
+                "prompt": card.prompt,
+                "answer": card.answer,
+                "explanation": card.explanation,
+                "common_wrong_answer": card.common_wrong_answer,
+                "key_points": " | ".join(card.key_points),
+                "choices": " | ".join(card.choices),
+                "numeric_answer": "" if card.numeric_answer is None else card.numeric_answer,
+                "unit": card.unit,
+                "tolerance": "" if card.tolerance is None else card.tolerance,
+                "reversible": card.reversible,
+            }
+        )
     return out.getvalue()
 
 
@@ -87,28 +123,56 @@ def _stable_id(name: str) -> int:
 
 def _model(name: str, fields: list[str], templates: list[tuple[str, str, str]]) -> genanki.Model:
     return genanki.Model(
-        _stable_id(f"tilewise-model-{name}"), f"Tilewise {name}",
+        _stable_id(f"tilewise-model-{name}"),
+        f"Tilewise {name}",
         fields=[{"name": f} for f in fields],
         templates=[{"name": n, "qfmt": q, "afmt": a} for n, q, a in templates],
-        css=_ANKI_CSS)
+        css=_ANKI_CSS,
+    )
 
 
 _ANSWER = '{{FrontSide}}<hr id="answer">'
 MODELS = {
     "basic": _model("Basic", ["Front", "Back", "Id"], [("Card 1", "{{Front}}", _ANSWER + "{{Back}}")]),
-    "basic-reversed": _model("Basic (and reversed)", ["Front", "Back", "Id"], [
-        ("Card 1", "{{Front}}", _ANSWER + "{{Back}}"),
-        ("Card 2", "{{Back}}", _ANSWER + "{{Front}}")]),
-    "interview": _model("Interview", ["Question", "ModelAnswer", "CommonWrongAnswer", "KeyPoints", "Id"], [
-        ("Answer it", '<div class="label">Interview question</div>{{Question}}',
-         _ANSWER + '{{ModelAnswer}}<div class="label">Key points</div>{{KeyPoints}}'
-                   '<div class="label">Common wrong answer</div><div class="wrong">{{CommonWrongAnswer}}</div>')]),
-    "predict": _model("Predict", ["Question", "Choices", "Answer", "Explanation", "Id"], [
-        ("Predict", '<div class="label">Predict first</div>{{Question}}{{Choices}}',
-         _ANSWER + "<b>{{Answer}}</b><br>{{Explanation}}")]),
-    "numeric": _model("Numeric", ["Question", "Answer", "Unit", "Tolerance", "Solution", "Id"], [
-        ("Estimate", '<div class="label">Estimate</div>{{Question}}',
-         _ANSWER + "<b>{{Answer}} {{Unit}}</b> (within {{Tolerance}})<br>{{Solution}}")]),
+    "basic-reversed": _model(
+        "Basic (and reversed)",
+        ["Front", "Back", "Id"],
+        [("Card 1", "{{Front}}", _ANSWER + "{{Back}}"), ("Card 2", "{{Back}}", _ANSWER + "{{Front}}")],
+    ),
+    "interview": _model(
+        "Interview",
+        ["Question", "ModelAnswer", "CommonWrongAnswer", "KeyPoints", "Id"],
+        [
+            (
+                "Answer it",
+                '<div class="label">Interview question</div>{{Question}}',
+                _ANSWER + '{{ModelAnswer}}<div class="label">Key points</div>{{KeyPoints}}'
+                '<div class="label">Common wrong answer</div><div class="wrong">{{CommonWrongAnswer}}</div>',
+            )
+        ],
+    ),
+    "predict": _model(
+        "Predict",
+        ["Question", "Choices", "Answer", "Explanation", "Id"],
+        [
+            (
+                "Predict",
+                '<div class="label">Predict first</div>{{Question}}{{Choices}}',
+                _ANSWER + "<b>{{Answer}}</b><br>{{Explanation}}",
+            )
+        ],
+    ),
+    "numeric": _model(
+        "Numeric",
+        ["Question", "Answer", "Unit", "Tolerance", "Solution", "Id"],
+        [
+            (
+                "Estimate",
+                '<div class="label">Estimate</div>{{Question}}',
+                _ANSWER + "<b>{{Answer}} {{Unit}}</b> (within {{Tolerance}})<br>{{Solution}}",
+            )
+        ],
+    ),
     "recall": _model("Recall", ["Prompt", "Answer", "Id"], [("Recall", "{{Prompt}}", _ANSWER + "{{Answer}}")]),
 }
 
@@ -126,17 +190,20 @@ def card_to_note(card: Card) -> genanki.Note:
         fields = [card.prompt_html, card.answer_html, card.slug]
     elif card.kind == "interview":
         model = MODELS["interview"]
-        fields = [card.prompt_html, card.answer_html, card.common_wrong_answer_html,
-                  _list_html(card.key_points), card.slug]
+        fields = [
+            card.prompt_html,
+            card.answer_html,
+            card.common_wrong_answer_html,
+            _list_html(card.key_points),
+            card.slug,
+        ]
     elif card.kind == "predict":
         model = MODELS["predict"]
-        fields = [card.prompt_html, _list_html(card.choices), card.answer_html,
-                  card.explanation_html, card.slug]
+        fields = [card.prompt_html, _list_html(card.choices), card.answer_html, card.explanation_html, card.slug]
     elif card.kind == "numeric":
         model = MODELS["numeric"]
         tol = f"±{card.tolerance * 100:g}%" if card.tolerance is not None else ""
-        fields = [card.prompt_html, f"{card.numeric_answer:g}", card.unit, tol,
-                  card.explanation_html, card.slug]
+        fields = [card.prompt_html, f"{card.numeric_answer:g}", card.unit, tol, card.explanation_html, card.slug]
     else:
         model = MODELS["recall"]
         fields = [card.prompt_html, card.answer_html, card.slug]

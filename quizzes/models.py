@@ -15,9 +15,7 @@ from quizzes.card_kinds import KIND_LABELS, MARKDOWN_COLUMNS
 from quizzes.course_files import normalize_text
 from quizzes.markdown import render_markdown
 
-slug_validator = RegexValidator(
-    r"^[a-z0-9][a-z0-9-]{1,63}$", "Use 2-64 lowercase letters, digits and hyphens."
-)
+slug_validator = RegexValidator(r"^[a-z0-9][a-z0-9-]{1,63}$", "Use 2-64 lowercase letters, digits and hyphens.")
 
 
 class Course(models.Model):
@@ -78,8 +76,7 @@ class Section(models.Model):
     body_html = models.TextField(blank=True, editable=False)
     position = models.PositiveIntegerField(default=0)
     topics = models.ManyToManyField(Topic, blank=True, related_name="sections")
-    labs = models.JSONField(default=list, blank=True,
-                            help_text="Ids of lab experiments that illustrate this section.")
+    labs = models.JSONField(default=list, blank=True, help_text="Ids of lab experiments that illustrate this section.")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -106,8 +103,7 @@ class Card(models.Model):
         RECALL = "recall", KIND_LABELS["recall"]
 
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="cards")
-    slug = models.CharField(max_length=64, validators=[slug_validator],
-                            help_text="Stable id used in the course files.")
+    slug = models.CharField(max_length=64, validators=[slug_validator], help_text="Stable id used in the course files.")
     kind = models.CharField(max_length=16, choices=Kind.choices)
     sections = models.ManyToManyField(Section, related_name="cards")
     topics = models.ManyToManyField(Topic, blank=True, related_name="cards")
@@ -121,18 +117,15 @@ class Card(models.Model):
     numeric_answer = models.FloatField(null=True, blank=True)
     unit = models.CharField(max_length=40, blank=True)
     tolerance = models.FloatField(null=True, blank=True, help_text="Relative: 0.1 = ±10%.")
-    reversible = models.BooleanField(default=False,
-                                     help_text="Also study back-to-front (glossary terms).")
+    reversible = models.BooleanField(default=False, help_text="Also study back-to-front (glossary terms).")
 
     prompt_html = models.TextField(blank=True, editable=False)
     answer_html = models.TextField(blank=True, editable=False)
     explanation_html = models.TextField(blank=True, editable=False)
     common_wrong_answer_html = models.TextField(blank=True, editable=False)
 
-    retired = models.BooleanField(default=False,
-                                  help_text="Hidden from new reviews; history is kept.")
-    source_file = models.CharField(max_length=120, blank=True,
-                                   help_text="Course file the card is exported back to.")
+    retired = models.BooleanField(default=False, help_text="Hidden from new reviews; history is kept.")
+    source_file = models.CharField(max_length=120, blank=True, help_text="Course file the card is exported back to.")
     position = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -180,8 +173,7 @@ class CardEdit(models.Model):
     """Who changed what in a card, and when (admin, API or a file reload)."""
 
     card = models.ForeignKey(Card, on_delete=models.CASCADE, related_name="edits")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                             on_delete=models.SET_NULL)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     source = models.CharField(max_length=20)  # "admin", "api", "file"
     changes = models.JSONField(help_text="{field: [old, new]}")
     at = models.DateTimeField(auto_now_add=True, db_index=True)

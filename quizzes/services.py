@@ -18,8 +18,20 @@ from quizzes.course_files import CourseData, read_course_dir
 from quizzes.models import Card, CardEdit, Course, Lesson, Section, Topic
 
 # Card columns compared (and recorded) when a card changes.
-TRACKED_COLUMNS = ("kind", "prompt", "answer", "explanation", "common_wrong_answer", "key_points",
-                   "choices", "numeric_answer", "unit", "tolerance", "reversible", "retired")
+TRACKED_COLUMNS = (
+    "kind",
+    "prompt",
+    "answer",
+    "explanation",
+    "common_wrong_answer",
+    "key_points",
+    "choices",
+    "numeric_answer",
+    "unit",
+    "tolerance",
+    "reversible",
+    "retired",
+)
 
 
 @dataclass
@@ -38,12 +50,16 @@ class LoadReport:
         def fmt(counts: dict[str, int]) -> str:
             return ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "nothing"
 
-        lines = [f"course {self.course}: created {fmt(self.created)}; updated {fmt(self.updated)}; "
-                 f"unchanged {fmt(self.unchanged)}"]
+        lines = [
+            f"course {self.course}: created {fmt(self.created)}; updated {fmt(self.updated)}; "
+            f"unchanged {fmt(self.unchanged)}"
+        ]
         if self.not_in_files:
-            lines.append(f"  kept {len(self.not_in_files)} cards that are not in the files "
-                         f"(history is never deleted; retire them instead): "
-                         f"{', '.join(self.not_in_files[:10])}")
+            lines.append(
+                f"  kept {len(self.not_in_files)} cards that are not in the files "
+                f"(history is never deleted; retire them instead): "
+                f"{', '.join(self.not_in_files[:10])}"
+            )
         return "\n".join(lines)
 
 
@@ -55,15 +71,14 @@ def load_course(path: Path) -> LoadReport:
 @transaction.atomic
 def load_course_data(data: CourseData) -> LoadReport:
     report = LoadReport(course=data.course["id"])
-    course, created = Course.objects.get_or_create(
-        slug=data.course["id"], defaults={"title": data.course["title"]})
-    _apply(course, {"title": data.course["title"], "summary": data.course["summary"]},
-           created, report, "course")
+    course, created = Course.objects.get_or_create(slug=data.course["id"], defaults={"title": data.course["title"]})
+    _apply(course, {"title": data.course["title"], "summary": data.course["summary"]}, created, report, "course")
 
     topics: dict[str, Topic] = {}
     for pos, t in enumerate(data.topics):
-        obj, created = Topic.objects.get_or_create(course=course, slug=t["id"],
-                                                   defaults={"title": t["title"], "position": pos})
+        obj, created = Topic.objects.get_or_create(
+            course=course, slug=t["id"], defaults={"title": t["title"], "position": pos}
+        )
         _apply(obj, {"title": t["title"], "position": pos}, created, report, "topics")
         topics[t["id"]] = obj
 
@@ -71,25 +86,31 @@ def load_course_data(data: CourseData) -> LoadReport:
     lesson_of: dict[str, Lesson] = {}
     for pos, lesson in enumerate(data.lessons):
         obj, created = Lesson.objects.get_or_create(
-            course=course, slug=lesson["id"], defaults={"title": lesson["title"], "position": pos})
-        _apply(obj, {"title": lesson["title"], "summary": lesson["summary"], "position": pos},
-               created, report, "lessons")
+            course=course, slug=lesson["id"], defaults={"title": lesson["title"], "position": pos}
+        )
+        _apply(
+            obj, {"title": lesson["title"], "summary": lesson["summary"], "position": pos}, created, report, "lessons"
+        )
         lessons[lesson["id"]] = obj
         for sid in lesson["sections"]:
             lesson_of[sid] = obj
 
     sections: dict[str, Section] = {}
     for pos, s in enumerate(data.sections):
-        values = {"lesson": lesson_of[s["id"]], "title": s["title"], "body": s["body"],
-                  "labs": s["labs"], "position": pos}
+        values = {
+            "lesson": lesson_of[s["id"]],
+            "title": s["title"],
+            "body": s["body"],
+            "labs": s["labs"],
+            "position": pos,
+        }
         obj = Section.objects.filter(course=course, slug=s["id"]).first()
         created = obj is None
         if created:
             obj = Section(course=course, slug=s["id"], **values)
         changed = _apply(obj, values, created, report, "sections", count=False)
         topic_changed = _set_m2m(obj.topics, [topics[t] for t in s["topics"]])
-        report.count("created" if created else "updated" if changed or topic_changed
-                     else "unchanged", "sections")
+        report.count("created" if created else "updated" if changed or topic_changed else "unchanged", "sections")
         sections[s["id"]] = obj
 
     seen: set[str] = set()
@@ -104,13 +125,18 @@ def load_course_data(data: CourseData) -> LoadReport:
             card.topics.set([topics[t] for t in c["topics"]])
             report.count("created", "cards")
             continue
-        changes = apply_card_values(card, values=values,
-                                    section_objs=[sections[s] for s in c["sections"]],
-                                    topic_objs=[topics[t] for t in c["topics"]],
-                                    user=None, source="file")
+        changes = apply_card_values(
+            card,
+            values=values,
+            section_objs=[sections[s] for s in c["sections"]],
+            topic_objs=[topics[t] for t in c["topics"]],
+            user=None,
+            source="file",
+        )
         report.count("updated" if changes else "unchanged", "cards")
     report.not_in_files = sorted(
-        Card.objects.filter(course=course).exclude(slug__in=seen).values_list("slug", flat=True))
+        Card.objects.filter(course=course).exclude(slug__in=seen).values_list("slug", flat=True)
+    )
     return report
 
 
@@ -122,9 +148,15 @@ def card_values_from_file(card: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def apply_card_values(card: Card, *, values: dict[str, Any], user=None, source: str,
-                      section_objs: list[Section] | None = None,
-                      topic_objs: list[Topic] | None = None) -> dict[str, list[Any]]:
+def apply_card_values(
+    card: Card,
+    *,
+    values: dict[str, Any],
+    user=None,
+    source: str,
+    section_objs: list[Section] | None = None,
+    topic_objs: list[Topic] | None = None,
+) -> dict[str, list[Any]]:
     """Change a card in place (same id, so review history stays) and record what changed.
 
     No validation and no save when nothing changed: for values already checked (a course file,
@@ -137,8 +169,7 @@ def apply_card_values(card: Card, *, values: dict[str, Any], user=None, source: 
             if column in TRACKED_COLUMNS:
                 changes[column] = [old, new]
             setattr(card, column, new)
-    if changes or any(card.__dict__.get(c) != values.get(c) for c in ("source_file", "position")
-                      if c in values):
+    if changes or any(card.__dict__.get(c) != values.get(c) for c in ("source_file", "position") if c in values):
         card.save()
     if section_objs is not None:
         old = sorted(card.sections.values_list("slug", flat=True))
@@ -191,12 +222,10 @@ def _set_validated(card: Card, values: dict[str, Any]) -> None:
 
 
 def record_card_edit(card: Card, *, changes: dict[str, list[Any]], user, source: str) -> CardEdit:
-    return CardEdit.objects.create(card=card, user=user if user and user.pk else None,
-                                   source=source, changes=changes)
+    return CardEdit.objects.create(card=card, user=user if user and user.pk else None, source=source, changes=changes)
 
 
-def _apply(obj, values: dict[str, Any], created: bool, report: LoadReport, what: str,
-           count: bool = True) -> bool:
+def _apply(obj, values: dict[str, Any], created: bool, report: LoadReport, what: str, count: bool = True) -> bool:
     changed = created
     for key, value in values.items():
         if getattr(obj, key) != value:

@@ -42,14 +42,40 @@ def wait_for_worker(hostname: str, timeout: float = 60.0) -> dict:
 def celery_worker_process(transactional_db, tmp_path):
     """A real `celery worker` process on the real broker, consuming both queues."""
     hostname = f"test-{uuid.uuid4().hex[:8]}@localhost"
-    env = {**os.environ, "DATABASE_URL": database_url_for_subprocess(),
-           "REDIS_URL": os.environ["REDIS_URL"], "WORKER_HEARTBEAT_TTL": "6"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url_for_subprocess(),
+        "REDIS_URL": os.environ["REDIS_URL"],
+        "WORKER_HEARTBEAT_TTL": "6",
+    }
     log = open(tmp_path / "worker.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "workers.app", "worker", "--queues", "default,gpu",
-         "--concurrency", "1", "--pool", "solo", "--hostname", hostname, "--loglevel", "INFO",
-         "--without-mingle", "--without-gossip"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "workers.app",
+            "worker",
+            "--queues",
+            "default,gpu",
+            "--concurrency",
+            "1",
+            "--pool",
+            "solo",
+            "--hostname",
+            hostname,
+            "--loglevel",
+            "INFO",
+            "--without-mingle",
+            "--without-gossip",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         info = wait_for_worker(hostname)
         yield {"hostname": hostname, "process": proc, "info": info, "log": tmp_path / "worker.log"}
@@ -93,8 +119,7 @@ def other_learner(db):
 
 @pytest.fixture
 def staff(db):
-    return get_user_model().objects.create_user("editor", password="pw-editor-123456",
-                                                is_staff=True, is_superuser=True)
+    return get_user_model().objects.create_user("editor", password="pw-editor-123456", is_staff=True, is_superuser=True)
 
 
 @pytest.fixture
@@ -142,8 +167,16 @@ def browser():
         with sync_playwright() as p:
             browser = p.chromium.launch(
                 executable_path=str(CHROMIUM),
-                args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                      "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+                args=[
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-quic",
+                    "--no-first-run",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                ],
+            )
             yield browser
             browser.close()
     finally:
@@ -179,9 +212,25 @@ def llm_server():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", "smollm2",
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(gguf),
+            "--model_alias",
+            "smollm2",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 120
@@ -214,6 +263,5 @@ def run_python_ok(code: str, *, drop_env: tuple[str, ...] = ()) -> None:
     """
     env = {k: v for k, v in os.environ.items() if k not in drop_env}
     env["DJANGO_SETTINGS_MODULE"] = "tutor.settings"
-    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-2000:]

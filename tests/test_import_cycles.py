@@ -95,8 +95,11 @@ def test_workers_import_no_app_that_enqueues_through_them():
     modules = project_modules(REPO)
     for name, path in modules.items():
         if name.startswith("workers"):
-            apps = {m for m in imported_modules(name, path, modules)
-                    if m.startswith(("labs", "quizzes", "frontend", "tutor.review", "tutor.teacher"))}
+            apps = {
+                m
+                for m in imported_modules(name, path, modules)
+                if m.startswith(("labs", "quizzes", "frontend", "tutor.review", "tutor.teacher"))
+            }
             assert not apps, f"{name} imports {sorted(apps)}"
 
 
@@ -108,10 +111,15 @@ def _write(root: Path, files: dict[str, str]) -> None:
 
 
 def test_a_cycle_hidden_in_functions_across_apps_is_found(tmp_path):
-    _write(tmp_path, {
-        "shop/__init__.py": "", "shop/services.py": "def buy():\n    from jobs.tasks import send\n",
-        "jobs/__init__.py": "", "jobs/tasks.py": "def send():\n    from shop.services import buy\n",
-    })
+    _write(
+        tmp_path,
+        {
+            "shop/__init__.py": "",
+            "shop/services.py": "def buy():\n    from jobs.tasks import send\n",
+            "jobs/__init__.py": "",
+            "jobs/tasks.py": "def send():\n    from shop.services import buy\n",
+        },
+    )
     assert import_cycles(tmp_path, ("shop", "jobs")) == [["jobs.tasks", "shop.services"]]
 
 
@@ -121,9 +129,12 @@ def test_a_module_level_cycle_inside_one_app_is_found(tmp_path):
 
 
 def test_a_service_and_its_own_apps_task_may_import_each_other(tmp_path):
-    _write(tmp_path, {
-        "shop/__init__.py": "",
-        "shop/services.py": "from shop.tasks import send as send_task\n",
-        "shop/tasks.py": "def send():\n    from shop.services import buy\n",
-    })
+    _write(
+        tmp_path,
+        {
+            "shop/__init__.py": "",
+            "shop/services.py": "from shop.tasks import send as send_task\n",
+            "shop/tasks.py": "def send():\n    from shop.services import buy\n",
+        },
+    )
     assert import_cycles(tmp_path, ("shop",)) == []

@@ -45,8 +45,7 @@ def check_workers(broker_ok: bool) -> dict[str, Any]:
     except Exception as exc:
         return {"ok": False, "count": 0, "workers": [], "error": _one_line(exc)}
     listed = [
-        {"hostname": w["hostname"], "queues": w["queues"], "device": w["device"],
-         "concurrency": w["concurrency"]}
+        {"hostname": w["hostname"], "queues": w["queues"], "device": w["device"], "concurrency": w["concurrency"]}
         for w in workers
     ]
     result: dict[str, Any] = {"ok": bool(listed), "count": len(listed), "workers": listed}
@@ -58,20 +57,30 @@ def check_workers(broker_ok: bool) -> dict[str, Any]:
 def check_llm() -> dict[str, Any]:
     """Asks the configured OpenAI-compatible server for its models (short timeout)."""
     if not settings.LLM_BASE_URL:
-        return {"ok": True, "mode": "course-notes",
-                "detail": "no LLM server configured: the teacher answers from the course notes"}
+        return {
+            "ok": True,
+            "mode": "course-notes",
+            "detail": "no LLM server configured: the teacher answers from the course notes",
+        }
     import openai
 
-    client = openai.OpenAI(base_url=settings.LLM_BASE_URL, api_key=settings.LLM_API_KEY,
-                           timeout=2.0, max_retries=0)
+    client = openai.OpenAI(base_url=settings.LLM_BASE_URL, api_key=settings.LLM_API_KEY, timeout=2.0, max_retries=0)
     try:
         models = [m.id for m in client.models.list().data]
     except Exception as exc:
-        return {"ok": False, "mode": "llm", "base_url": settings.LLM_BASE_URL,
-                "error": f"LLM server unreachable: {_one_line(exc)}; "
-                         "the teacher falls back to course notes"}
-    return {"ok": True, "mode": "llm", "base_url": settings.LLM_BASE_URL,
-            "model": settings.LLM_MODEL or (models[0] if models else ""), "models": models[:10]}
+        return {
+            "ok": False,
+            "mode": "llm",
+            "base_url": settings.LLM_BASE_URL,
+            "error": f"LLM server unreachable: {_one_line(exc)}; the teacher falls back to course notes",
+        }
+    return {
+        "ok": True,
+        "mode": "llm",
+        "base_url": settings.LLM_BASE_URL,
+        "model": settings.LLM_MODEL or (models[0] if models else ""),
+        "models": models[:10],
+    }
 
 
 def service_health() -> dict[str, Any]:
@@ -79,8 +88,7 @@ def service_health() -> dict[str, Any]:
     broker = check_broker()
     workers = check_workers(broker["ok"])
     gpu_workers = [
-        w["hostname"] for w in workers["workers"]
-        if w["device"].get("kind") == "cuda" and "gpu" in w["queues"]
+        w["hostname"] for w in workers["workers"] if w["device"].get("kind") == "cuda" and "gpu" in w["queues"]
     ]
     core_ok = database["ok"] and broker["ok"]
     return {
@@ -88,9 +96,11 @@ def service_health() -> dict[str, Any]:
         "database": database,
         "broker": broker,
         "workers": workers,
-        "gpu": {"present": bool(gpu_workers), "workers": gpu_workers,
-                "detail": "GPU worker online" if gpu_workers
-                else "no GPU worker: labs run on the CPU worker and say so"},
+        "gpu": {
+            "present": bool(gpu_workers),
+            "workers": gpu_workers,
+            "detail": "GPU worker online" if gpu_workers else "no GPU worker: labs run on the CPU worker and say so",
+        },
         "llm": check_llm(),
     }
 

@@ -22,7 +22,10 @@ def describe_device() -> dict[str, object]:
     try:
         out = subprocess.run(
             [smi, "--query-gpu=name,memory.total", "--format=csv,noheader,nounits"],
-            capture_output=True, text=True, timeout=10, check=True,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
         ).stdout
     except (subprocess.SubprocessError, OSError):
         return _cpu()

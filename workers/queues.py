@@ -24,8 +24,14 @@ def broker_unavailable(exc: BaseException, limit: int = 200) -> str:
     return f"the task broker is unavailable ({' '.join(str(exc).split())[:limit]})"
 
 
-def send_on_commit(task: Task, *, args: list, queue: str, on_broker_down: Callable[[str], None],
-                   on_sent: Callable[[str], None] | None = None) -> None:
+def send_on_commit(
+    task: Task,
+    *,
+    args: list,
+    queue: str,
+    on_broker_down: Callable[[str], None],
+    on_sent: Callable[[str], None] | None = None,
+) -> None:
     """Queue `task(*args)` when the current transaction commits (at once outside one). Then on_sent(task id),
     or on_broker_down(reason) if the broker cannot take it."""
 

@@ -10,5 +10,4 @@ from workers.device import describe_device
 @app.task(name="workers.ping")
 def ping(message: str = "ping") -> dict[str, object]:
     """Round-trip check: proves a worker consumed from the broker and wrote a result."""
-    return {"echo": message, "hostname": socket.gethostname(), "pid": os.getpid(),
-            "device": describe_device()}
+    return {"echo": message, "hostname": socket.gethostname(), "pid": os.getpid(), "device": describe_device()}

@@ -36,8 +36,13 @@ def main(argv: list[str] | None = None) -> int:
     ls.add_argument("--device-kind", default="cuda", choices=("cuda", "cpu"), help="whose defaults to show")
     run = sub.add_parser("run", help="run one experiment and print its table")
     run.add_argument("experiment", help=", ".join(CATALOG))
-    run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                     help="e.g. sizes=64x8192,4096x8192 or dtype=float16 (repeatable)")
+    run.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="e.g. sizes=64x8192,4096x8192 or dtype=float16 (repeatable)",
+    )
     run.add_argument("--device", default="auto", help="auto, cuda, cuda:N or cpu")
     run.add_argument("--json", metavar="PATH", help="also write the full result here")
     run.add_argument("--cpu-threads", type=int, metavar="N", help="torch threads of a CPU-form run (default 1)")
@@ -65,8 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     from .runner import run_experiment  # imports torch
 
     try:
-        result = run_experiment(args.experiment, params, progress=_progress, device=args.device,
-                                cpu_threads=args.cpu_threads, cache_dir=args.cache_dir)
+        result = run_experiment(
+            args.experiment,
+            params,
+            progress=_progress,
+            device=args.device,
+            cpu_threads=args.cpu_threads,
+            cache_dir=args.cache_dir,
+        )
     except ParamError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

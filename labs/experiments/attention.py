@@ -162,15 +162,25 @@ register_variant(AttentionVariant("flash_attn", "flash-attn package", _build_fla
 
 from . import flash_attention as _triton_flash  # noqa: E402
 
-register_variant(AttentionVariant("triton_flash", "Tilewise Triton FlashAttention", _triton_flash.build,
-                                  _triton_flash.unavailable, cpu_check=_triton_flash.cpu_check))
+register_variant(
+    AttentionVariant(
+        "triton_flash",
+        "Tilewise Triton FlashAttention",
+        _triton_flash.build,
+        _triton_flash.unavailable,
+        cpu_check=_triton_flash.cpu_check,
+    )
+)
 
 # The same algorithm for Hopper in Gluon, Triton's lower-level language (flash_attention_gluon.py):
 # warp-specialized, asynchronous tensor-core work. Hopper GPUs only; nothing to check on a CPU.
 from . import flash_attention_gluon as _gluon_flash  # noqa: E402
 
-register_variant(AttentionVariant("gluon_flash", "Tilewise FlashAttention for Hopper (Gluon)", _gluon_flash.build,
-                                  _gluon_flash.unavailable))
+register_variant(
+    AttentionVariant(
+        "gluon_flash", "Tilewise FlashAttention for Hopper (Gluon)", _gluon_flash.build, _gluon_flash.unavailable
+    )
+)
 
 # From here on AttentionParams defaults to and accepts this registry's names, later registrations
 # included; before this module is imported it knows the built-ins by name only.
@@ -198,7 +208,7 @@ def reference_rows(q, k, v, causal: bool, rows: torch.Tensor) -> torch.Tensor:
         chunk = max(1, (512 * 2**20) // (b * h * n * 4))
         outs = []
         for start in range(0, len(rows), chunk):
-            r = rows[start:start + chunk]
+            r = rows[start : start + chunk]
             scores = q[:, :, r].float() @ kf.transpose(-2, -1) * d**-0.5
             if causal:
                 keys = torch.arange(n, device=q.device)
@@ -234,8 +244,9 @@ def skip_reason(variant: AttentionVariant, p: "AttentionParams", n: int, free: i
         return None
     need = variant.peak_bytes(p.batch, p.heads, n, p.head_dim, ITEMSIZE[p.dtype])
     if need > 0.95 * free:
-        return (f"needs about {human_bytes(need)} for the {p.batch}x{p.heads}x{n}x{n} scores, "
-                f"only {human_bytes(free)} free")
+        return (
+            f"needs about {human_bytes(need)} for the {p.batch}x{p.heads}x{n}x{n} scores, only {human_bytes(free)} free"
+        )
     return None
 
 
@@ -260,8 +271,11 @@ def _first_call(variant: AttentionVariant, fn, device: Device):
         except torch.cuda.OutOfMemoryError:
             return None, "out of memory"
         except (RuntimeError, NotImplementedError, ValueError) as exc:
-            why = [str(w.message).splitlines()[0] for w in caught if "kernel not used because" in str(w.message)
-                   or "not supported" in str(w.message).lower()]
+            why = [
+                str(w.message).splitlines()[0]
+                for w in caught
+                if "kernel not used because" in str(w.message) or "not supported" in str(w.message).lower()
+            ]
             return None, "; ".join(why[:3]) or str(exc).splitlines()[0][:300]
 
 
@@ -277,10 +291,15 @@ def run(params: AttentionParams, progress: ProgressFn | None = None, device: Dev
     prog = Progress(progress)
     dtype = DTYPES[params.dtype]
     b, h, d = params.batch, params.heads, params.head_dim
-    result = new_result("attention", params, device, timing_method(device) + ". TFLOP/s = 4*B*H*N^2*d (halved "
-                        "when causal) / median time; peak extra memory = torch.cuda.max_memory_allocated during "
-                        "one call minus what was allocated before it (output included); errors against a "
-                        "float32 reference on up to 1024 query rows spread over the sequence.")
+    result = new_result(
+        "attention",
+        params,
+        device,
+        timing_method(device) + ". TFLOP/s = 4*B*H*N^2*d (halved "
+        "when causal) / median time; peak extra memory = torch.cuda.max_memory_allocated during "
+        "one call minus what was allocated before it (output included); errors against a "
+        "float32 reference on up to 1024 query rows spread over the sequence.",
+    )
     unavailable: dict[str, str] = {}
     for name in params.variants:
         reason = VARIANTS[name].unavailable(device, params.dtype)
@@ -321,11 +340,19 @@ def run(params: AttentionParams, progress: ProgressFn | None = None, device: Dev
                 continue
             naive_ms = timing.median_ms if name == "naive" else naive_ms
             tflops = work / (timing.median_ms * 1e-3) / 1e12
-            row.update(median_ms=timing.median_ms, q25_ms=timing.q25_ms, q75_ms=timing.q75_ms,
-                       spread_pct=timing.spread_pct, reps=timing.reps, tflops=tflops, peak_extra_bytes=peak,
-                       peak_extra_gb=peak / 1e9 if peak is not None else None,
-                       max_abs_error=check["max_abs_error"], rel_l2_error=check["rel_l2_error"],
-                       passed=check["passed"])
+            row.update(
+                median_ms=timing.median_ms,
+                q25_ms=timing.q25_ms,
+                q75_ms=timing.q75_ms,
+                spread_pct=timing.spread_pct,
+                reps=timing.reps,
+                tflops=tflops,
+                peak_extra_bytes=peak,
+                peak_extra_gb=peak / 1e9 if peak is not None else None,
+                max_abs_error=check["max_abs_error"],
+                rel_l2_error=check["rel_l2_error"],
+                passed=check["passed"],
+            )
             result.rows.append(row)
             plot[name]["x"].append(n)
             plot[name]["y"].append(tflops)
@@ -344,13 +371,21 @@ def run(params: AttentionParams, progress: ProgressFn | None = None, device: Dev
         result.note(f"{name} skipped at N={', '.join(ns)}: {reason}")
     if not device.is_cuda:
         _cpu_checks(params, device, result)
-    result.artifacts["plot"] = {"title": f"Attention throughput, {params.dtype}, d={d}, {h} heads",
-                                "x_label": "sequence length N", "x_scale": "log", "y_label": "TFLOP/s",
-                                "series": [s for s in plot.values() if s["x"]]}
+    result.artifacts["plot"] = {
+        "title": f"Attention throughput, {params.dtype}, d={d}, {h} heads",
+        "x_label": "sequence length N",
+        "x_scale": "log",
+        "y_label": "TFLOP/s",
+        "series": [s for s in plot.values() if s["x"]],
+    }
     if device.is_cuda:
-        result.artifacts["memory_plot"] = {"title": "Extra memory at the peak", "x_label": "sequence length N",
-                                           "x_scale": "log", "y_label": "GB",
-                                           "series": [s for s in mem_plot.values() if s["x"]]}
+        result.artifacts["memory_plot"] = {
+            "title": "Extra memory at the peak",
+            "x_label": "sequence length N",
+            "x_scale": "log",
+            "y_label": "GB",
+            "series": [s for s in mem_plot.values() if s["x"]],
+        }
     result.elapsed_s = time.perf_counter() - t_start
     prog(100, "done")
     return result
@@ -365,12 +400,30 @@ def _cpu_checks(params: AttentionParams, device: Device, result: Result) -> None
             outcome = {k: c[k] for k in ("max_abs_error", "rel_l2_error", "atol", "rtol", "passed")}
             result.add_check(f"{c['name']} (interpreter)", outcome)
             # "skipped" holds why there is no time (tables show it; nothing plots the row).
-            result.rows.append({"seq_len": c["shape"][2], "variant": f"{name} (interpreter)", **outcome,
-                                "skipped": "not timed: correctness only, under the Triton interpreter"})
+            result.rows.append(
+                {
+                    "seq_len": c["shape"][2],
+                    "variant": f"{name} (interpreter)",
+                    **outcome,
+                    "skipped": "not timed: correctness only, under the Triton interpreter",
+                }
+            )
         if checks:
-            result.note(f"{name}: checked under TRITON_INTERPRET=1 (NumPy on the CPU, in a child process): "
-                        "correctness only, its time says nothing about speed")
+            result.note(
+                f"{name}: checked under TRITON_INTERPRET=1 (NumPy on the CPU, in a child process): "
+                "correctness only, its time says nothing about speed"
+            )
 
 
-COLUMNS = ("seq_len", "variant", "median_ms", "spread_pct", "tflops", "peak_extra_gb", "speedup_vs_naive",
-           "max_abs_error", "passed", "skipped")
+COLUMNS = (
+    "seq_len",
+    "variant",
+    "median_ms",
+    "spread_pct",
+    "tflops",
+    "peak_extra_gb",
+    "speedup_vs_naive",
+    "max_abs_error",
+    "passed",
+    "skipped",
+)

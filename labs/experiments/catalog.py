@@ -46,14 +46,28 @@ MAX_ELEMENTS = 1 << 28  # 512 MiB per bf16 tensor; also keeps int32 offsets in t
 
 @dataclass(frozen=True)
 class FusedParams(Params):
-    chains: tuple[str, ...] = param(CHAINS, "element-wise chains to run", choices=CHAINS, max_items=3,
-                                    parse=parse_strs)
-    sizes: tuple[tuple[int, int], ...] = param(GPU_SIZES, "rows x cols, from launch-bound to bandwidth-bound",
-                                               min=1, max=131072, max_items=6, parse=parse_sizes)
-    dtype: str = param("bfloat16", "element type of inputs and outputs (math is float32 inside)",
-                       choices=DTYPE_NAMES, parse=parse_dtype)
-    variants: tuple[str, ...] = param(FUSED_VARIANTS, "eager (one kernel per op), compile, triton (hand-fused)",
-                                      choices=FUSED_VARIANTS, max_items=3, parse=parse_strs)
+    chains: tuple[str, ...] = param(CHAINS, "element-wise chains to run", choices=CHAINS, max_items=3, parse=parse_strs)
+    sizes: tuple[tuple[int, int], ...] = param(
+        GPU_SIZES,
+        "rows x cols, from launch-bound to bandwidth-bound",
+        min=1,
+        max=131072,
+        max_items=6,
+        parse=parse_sizes,
+    )
+    dtype: str = param(
+        "bfloat16",
+        "element type of inputs and outputs (math is float32 inside)",
+        choices=DTYPE_NAMES,
+        parse=parse_dtype,
+    )
+    variants: tuple[str, ...] = param(
+        FUSED_VARIANTS,
+        "eager (one kernel per op), compile, triton (hand-fused)",
+        choices=FUSED_VARIANTS,
+        max_items=3,
+        parse=parse_strs,
+    )
 
     @classmethod
     def defaults_for(cls, device_kind: str) -> FusedParams:
@@ -80,10 +94,12 @@ class FusedParams(Params):
 # launch_overhead
 # ---------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class LaunchParams(Params):
-    lengths: tuple[int, ...] = param((10, 50, 100, 200, 400), "ops in the chain (one kernel each)",
-                                     min=1, max=2000, max_items=8, parse=parse_ints)
+    lengths: tuple[int, ...] = param(
+        (10, 50, 100, 200, 400), "ops in the chain (one kernel each)", min=1, max=2000, max_items=8, parse=parse_ints
+    )
     hidden: int = param(1024, "elements per op: a decode step's activation vector", min=16, max=65536)
     dtype: str = param("float32", "element type", choices=DTYPE_NAMES, parse=parse_dtype)
 
@@ -101,8 +117,16 @@ class LaunchParams(Params):
 # The variants themselves hold torch code, so their registry (name -> AttentionVariant) lives in
 # attention.py, which hands it over here when imported; a variant registered there later counts
 # too. A process that never imports attention.py (the web process) knows the built-ins by name.
-BUILTIN_ATTENTION_VARIANTS = ("naive", "sdpa_flash", "sdpa_cudnn", "sdpa_efficient", "sdpa_math", "flash_attn",
-                              "triton_flash", "gluon_flash")
+BUILTIN_ATTENTION_VARIANTS = (
+    "naive",
+    "sdpa_flash",
+    "sdpa_cudnn",
+    "sdpa_efficient",
+    "sdpa_math",
+    "flash_attn",
+    "triton_flash",
+    "gluon_flash",
+)
 _attention_registry: Mapping[str, Any] | None = None
 
 
@@ -129,15 +153,17 @@ def flops(batch: int, heads: int, n: int, d: int, causal: bool) -> float:
 
 @dataclass(frozen=True)
 class AttentionParams(Params):
-    seq_lens: tuple[int, ...] = param(GPU_SEQ_LENS, "sequence lengths N", min=16, max=65536, max_items=8,
-                                      parse=parse_ints)
+    seq_lens: tuple[int, ...] = param(
+        GPU_SEQ_LENS, "sequence lengths N", min=16, max=65536, max_items=8, parse=parse_ints
+    )
     batch: int = param(1, "batch size", min=1, max=64)
     heads: int = param(32, "attention heads", min=1, max=128)
     head_dim: int = param(128, "head dimension d", min=16, max=256)
     dtype: str = param("bfloat16", "element type", choices=DTYPE_NAMES, parse=parse_dtype)
     causal: bool = param(False, "causal mask (half the work)", parse=parse_bool)
-    variants: tuple[str, ...] = param(BUILTIN_ATTENTION_VARIANTS, "implementations to compare (registry names)",
-                                      max_items=16, parse=parse_strs)
+    variants: tuple[str, ...] = param(
+        BUILTIN_ATTENTION_VARIANTS, "implementations to compare (registry names)", max_items=16, parse=parse_strs
+    )
 
     memory_field = "seq_lens"
 
@@ -158,8 +184,11 @@ class AttentionParams(Params):
         worst = flops(self.batch, self.heads, max(self.seq_lens), self.head_dim, self.causal)
         limit = MAX_FLOPS.get(device_kind, MAX_FLOPS["cpu"])
         if worst > limit:
-            raise ParamError("seq_lens", f"N={max(self.seq_lens)} is {worst:.2g} FLOP per call, more than "
-                             f"{limit:.0e} allowed on {device_kind}; lower N, heads or batch")
+            raise ParamError(
+                "seq_lens",
+                f"N={max(self.seq_lens)} is {worst:.2g} FLOP per call, more than "
+                f"{limit:.0e} allowed on {device_kind}; lower N, heads or batch",
+            )
 
     def working_set_bytes(self) -> int:
         n, s = max(self.seq_lens), ITEMSIZE[self.dtype]
@@ -184,12 +213,15 @@ class TilingTraceParams(Params):
     head_dim: int = param(16, "head dimension d", min=2, max=128)
     block_m: int = param(32, "query rows per tile (B_r): held on chip for a whole inner loop", min=4, max=128)
     block_n: int = param(32, "key/value rows per tile (B_c): streamed through the inner loop", min=4, max=128)
-    dtype: str = param("bfloat16", "element type the HBM byte counts assume (bf16: 2 bytes per element)",
-                       choices=DTYPE_NAMES, parse=parse_dtype)
+    dtype: str = param(
+        "bfloat16",
+        "element type the HBM byte counts assume (bf16: 2 bytes per element)",
+        choices=DTYPE_NAMES,
+        parse=parse_dtype,
+    )
     compute: str = param("float64", "precision the NumPy trace computes in", choices=TRACE_COMPUTE)
     causal: bool = param(False, "causal mask: tiles wholly above the diagonal are skipped", parse=parse_bool)
-    max_steps: int = param(256, "steps kept in the trace (the computation always runs to the end)", min=1,
-                           max=1024)
+    max_steps: int = param(256, "steps kept in the trace (the computation always runs to the end)", min=1, max=1024)
     seed: int = param(0, "random seed for Q, K and V", min=0, max=2**31 - 1)
 
     memory_field = "seq_len"
@@ -198,8 +230,11 @@ class TilingTraceParams(Params):
         tiles = -(-self.seq_len // self.block_m) * -(-self.seq_len // self.block_n)
         if tiles > TRACE_MAX_TILES:
             field = "block_n" if self.block_n <= self.block_m else "block_m"
-            raise ParamError(field, f"N={self.seq_len} with {self.block_m}x{self.block_n} tiles is {tiles} tiles, "
-                             f"more than {TRACE_MAX_TILES}; use larger blocks or a smaller N")
+            raise ParamError(
+                field,
+                f"N={self.seq_len} with {self.block_m}x{self.block_n} tiles is {tiles} tiles, "
+                f"more than {TRACE_MAX_TILES}; use larger blocks or a smaller N",
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,10 +247,8 @@ ROOFLINE_MAX_MATMUL = {"cuda": 16384, "cpu": 2048}  # CPU: 2*2048^3 = 17 GFLOP, 
 @dataclass(frozen=True)
 class RooflineParams(Params):
     matmul_size: int = param(8192, "n of the n x n x n matmul that measures the compute roof", min=256, max=16384)
-    dtype: str = param("bfloat16", "element type of the compute roof's matmul", choices=DTYPE_NAMES,
-                       parse=parse_dtype)
-    recalibrate: bool = param(False, "measure again even if this device has a cached calibration",
-                              parse=parse_bool)
+    dtype: str = param("bfloat16", "element type of the compute roof's matmul", choices=DTYPE_NAMES, parse=parse_dtype)
+    recalibrate: bool = param(False, "measure again even if this device has a cached calibration", parse=parse_bool)
 
     memory_field = "matmul_size"
 
@@ -236,6 +269,7 @@ class RooflineParams(Params):
 # ---------------------------------------------------------------------------------------------
 # The catalog
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Experiment:
@@ -262,32 +296,70 @@ class Experiment:
 
     def describe(self, device_kind: str = "cuda") -> dict:
         """The catalog entry as plain data (for a form or an API)."""
-        return {"id": self.id, "title": self.title, "section": self.section, "summary": self.summary,
-                "estimated_seconds": self.estimated_seconds.get(device_kind, self.estimated_seconds["cpu"]),
-                "params": self.params_cls.schema(device_kind)}
+        return {
+            "id": self.id,
+            "title": self.title,
+            "section": self.section,
+            "summary": self.summary,
+            "estimated_seconds": self.estimated_seconds.get(device_kind, self.estimated_seconds["cpu"]),
+            "params": self.params_cls.schema(device_kind),
+        }
 
 
-CATALOG: dict[str, Experiment] = {e.id: e for e in (
-    Experiment("fused_vs_unfused", "Fused vs unfused element-wise chains", "fusion", "fused_vs_unfused",
-               FusedParams, {"cuda": 20, "cpu": 60},
-               "bias+GELU, SwiGLU and residual+LayerNorm: eager, torch.compile and a hand-written Triton "
-               "kernel, bandwidth against the measured copy roof from launch-bound to bandwidth-bound sizes"),
-    Experiment("launch_overhead", "Launch overhead and CUDA Graphs", "cuda-graphs", "launch_overhead",
-               LaunchParams, {"cuda": 5, "cpu": 5},
-               "a decode-like chain of tiny ops, eager vs one captured CUDA graph: microseconds per kernel"),
-    Experiment("attention", "Attention: naive vs FlashAttention", "flashattention", "attention",
-               AttentionParams, {"cuda": 10, "cpu": 20},
-               "materialized scores vs SDPA's flash, cuDNN, memory-efficient and math backends (and flash-attn): "
-               "time, TFLOP/s, peak memory, error"),
-    Experiment("flash_tiling_trace", "FlashAttention, tile by tile", "flashattention", "flash_tiling_trace",
-               TilingTraceParams, {"cuda": 2, "cpu": 2},
-               "a step-through trace of the tiled forward pass with online softmax: the tile on chip, running max "
-               "and sum, rescale factors and HBM bytes so far, against naive attention; HBM bytes vs N"),
-    Experiment("roofline", "The roofline: bandwidth and compute roofs", "roofline", "roofline",
-               RooflineParams, {"cuda": 10, "cpu": 5},
-               "calibrates this device's bandwidth roof (copy) and compute roof (large matmul), cached per device, "
-               "and the ridge point where kernels turn from memory-bound to compute-bound"),
-)}
+CATALOG: dict[str, Experiment] = {
+    e.id: e
+    for e in (
+        Experiment(
+            "fused_vs_unfused",
+            "Fused vs unfused element-wise chains",
+            "fusion",
+            "fused_vs_unfused",
+            FusedParams,
+            {"cuda": 20, "cpu": 60},
+            "bias+GELU, SwiGLU and residual+LayerNorm: eager, torch.compile and a hand-written Triton "
+            "kernel, bandwidth against the measured copy roof from launch-bound to bandwidth-bound sizes",
+        ),
+        Experiment(
+            "launch_overhead",
+            "Launch overhead and CUDA Graphs",
+            "cuda-graphs",
+            "launch_overhead",
+            LaunchParams,
+            {"cuda": 5, "cpu": 5},
+            "a decode-like chain of tiny ops, eager vs one captured CUDA graph: microseconds per kernel",
+        ),
+        Experiment(
+            "attention",
+            "Attention: naive vs FlashAttention",
+            "flashattention",
+            "attention",
+            AttentionParams,
+            {"cuda": 10, "cpu": 20},
+            "materialized scores vs SDPA's flash, cuDNN, memory-efficient and math backends (and flash-attn): "
+            "time, TFLOP/s, peak memory, error",
+        ),
+        Experiment(
+            "flash_tiling_trace",
+            "FlashAttention, tile by tile",
+            "flashattention",
+            "flash_tiling_trace",
+            TilingTraceParams,
+            {"cuda": 2, "cpu": 2},
+            "a step-through trace of the tiled forward pass with online softmax: the tile on chip, running max "
+            "and sum, rescale factors and HBM bytes so far, against naive attention; HBM bytes vs N",
+        ),
+        Experiment(
+            "roofline",
+            "The roofline: bandwidth and compute roofs",
+            "roofline",
+            "roofline",
+            RooflineParams,
+            {"cuda": 10, "cpu": 5},
+            "calibrates this device's bandwidth roof (copy) and compute roof (large matmul), cached per device, "
+            "and the ridge point where kernels turn from memory-bound to compute-bound",
+        ),
+    )
+}
 
 
 def get_experiment(experiment_id: str) -> Experiment:
@@ -302,8 +374,13 @@ def catalog(device_kind: str = "cuda") -> list[dict]:
     return [e.describe(device_kind) for e in CATALOG.values()]
 
 
-def validate_params(experiment_id: str, params: dict[str, Any] | None = None, *, device_kind: str = "cuda",
-                    device_memory_bytes: int | None = None) -> Params:
+def validate_params(
+    experiment_id: str,
+    params: dict[str, Any] | None = None,
+    *,
+    device_kind: str = "cuda",
+    device_memory_bytes: int | None = None,
+) -> Params:
     """Parse and check a request for the target device before it is queued; raises ParamError(field, message)."""
     exp = get_experiment(experiment_id)
     parsed = exp.params_cls.from_dict(params or {}, device_kind)

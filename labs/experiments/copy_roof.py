@@ -26,8 +26,12 @@ class CopyRoof:
         return self.bytes_moved / (self.timing.median_ms * 1e-3) / 1e9
 
     def to_dict(self) -> dict:
-        return {"bytes_moved": self.bytes_moved, "gbps": self.gbps, "timing": self.timing.to_dict(),
-                "method": self.method}
+        return {
+            "bytes_moved": self.bytes_moved,
+            "gbps": self.gbps,
+            "timing": self.timing.to_dict(),
+            "method": self.method,
+        }
 
 
 _ROOFS: dict[str, CopyRoof] = {}

@@ -18,7 +18,10 @@ def compare(out: torch.Tensor, ref: torch.Tensor, dtype: str, *, scale: float = 
     diff = (out32 - ref32).abs()
     finite = bool(torch.isfinite(out32).all())
     max_abs = float(diff.max()) if finite else math.inf
-    rel = float(torch.linalg.vector_norm(out32 - ref32) / torch.linalg.vector_norm(ref32).clamp_min(1e-30)) \
-        if finite else math.inf
+    rel = (
+        float(torch.linalg.vector_norm(out32 - ref32) / torch.linalg.vector_norm(ref32).clamp_min(1e-30))
+        if finite
+        else math.inf
+    )
     passed = finite and bool((diff <= atol + rtol * ref32.abs()).all())
     return {"max_abs_error": max_abs, "rel_l2_error": rel, "atol": atol, "rtol": rtol, "passed": passed}

@@ -54,10 +54,14 @@ class Device:
 
     def describe(self) -> str:
         if self.is_cuda:
-            return (f"{self.name} (sm_{self.capability}, {self.sm_count} SMs, {human_bytes(self.memory_bytes)}, "
-                    f"L2 {human_bytes(self.l2_bytes or 0)})")
-        return (f"CPU: {self.name} ({self.cpu_cores} cores, {human_bytes(self.memory_bytes)} RAM, "
-                f"{self.torch_threads} torch threads)")
+            return (
+                f"{self.name} (sm_{self.capability}, {self.sm_count} SMs, {human_bytes(self.memory_bytes)}, "
+                f"L2 {human_bytes(self.l2_bytes or 0)})"
+            )
+        return (
+            f"CPU: {self.name} ({self.cpu_cores} cores, {human_bytes(self.memory_bytes)} RAM, "
+            f"{self.torch_threads} torch threads)"
+        )
 
     def to_dict(self) -> dict:
         return {**dataclasses.asdict(self), "description": self.describe()}
@@ -104,14 +108,25 @@ def get_device(spec: str = "auto") -> Device:
 @functools.cache
 def _cuda_device(index: int) -> Device:
     p = torch.cuda.get_device_properties(index)
-    return Device(kind="cuda", index=index, name=p.name, memory_bytes=p.total_memory,
-                  sm_count=p.multi_processor_count, capability=f"{p.major}{p.minor}",
-                  l2_bytes=getattr(p, "L2_cache_size", None))
+    return Device(
+        kind="cuda",
+        index=index,
+        name=p.name,
+        memory_bytes=p.total_memory,
+        sm_count=p.multi_processor_count,
+        capability=f"{p.major}{p.minor}",
+        l2_bytes=getattr(p, "L2_cache_size", None),
+    )
 
 
 def _cpu_device() -> Device:
-    return Device(kind="cpu", name=_cpu_model(), memory_bytes=_ram_bytes(), cpu_cores=os.cpu_count(),
-                  torch_threads=torch.get_num_threads())
+    return Device(
+        kind="cpu",
+        name=_cpu_model(),
+        memory_bytes=_ram_bytes(),
+        cpu_cores=os.cpu_count(),
+        torch_threads=torch.get_num_threads(),
+    )
 
 
 # CPU-form labs run with a fixed thread count (config.py says why), set for the whole run.

@@ -163,10 +163,33 @@ def _online_softmax(s, m_i, l_i, acc, qk_scale, LAZY: tl.constexpr, POLY: tl.con
 
 
 @triton.jit
-def _attn_fwd_inner(acc, l_i, m_i, q, desc_k, desc_v, k_base, v_base, stride_kn, stride_vn, kv_row, lo, hi,
-                    n_ctx, offs_m, qk_scale, HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr, MASK: tl.constexpr,
-                    CAUSAL: tl.constexpr, TMA: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, UPCAST: tl.constexpr,
-                    LAZY: tl.constexpr, POLY: tl.constexpr):
+def _attn_fwd_inner(
+    acc,
+    l_i,
+    m_i,
+    q,
+    desc_k,
+    desc_v,
+    k_base,
+    v_base,
+    stride_kn,
+    stride_vn,
+    kv_row,
+    lo,
+    hi,
+    n_ctx,
+    offs_m,
+    qk_scale,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    MASK: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    TMA: tl.constexpr,
+    WARP_SPECIALIZE: tl.constexpr,
+    UPCAST: tl.constexpr,
+    LAZY: tl.constexpr,
+    POLY: tl.constexpr,
+):
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
     # tl.range rather than range: it takes the loop's compiler hints (warp specialization here;
@@ -219,8 +242,22 @@ def _attn_fwd_inner(acc, l_i, m_i, q, desc_k, desc_v, k_base, v_base, stride_kn,
 
 
 @triton.jit
-def _attn_fwd_inner_pipelined(acc, l_i, m_i, q, desc_k, desc_v, kv_row, lo, hi, qk_scale,
-                              BLOCK_N: tl.constexpr, UPCAST: tl.constexpr, LAZY: tl.constexpr, POLY: tl.constexpr):
+def _attn_fwd_inner_pipelined(
+    acc,
+    l_i,
+    m_i,
+    q,
+    desc_k,
+    desc_v,
+    kv_row,
+    lo,
+    hi,
+    qk_scale,
+    BLOCK_N: tl.constexpr,
+    UPCAST: tl.constexpr,
+    LAZY: tl.constexpr,
+    POLY: tl.constexpr,
+):
     k = desc_k.load([kv_row + lo, 0])
     s = _dot(q, tl.trans(k), None, UPCAST)
     for start_n in tl.range(lo + BLOCK_N, hi, BLOCK_N):
@@ -250,13 +287,40 @@ def _attn_fwd_inner_pipelined(acc, l_i, m_i, q, desc_k, desc_v, kv_row, lo, hi, 
 
 
 @triton.jit
-def _attn_fwd(Q, K, V, O, desc_q, desc_k, desc_v, sm_scale,  # noqa: E741 (Q, K, V, O as in the paper)
-              stride_qz, stride_qh, stride_qm, stride_kz, stride_kh, stride_kn,
-              stride_vz, stride_vh, stride_vn, stride_oz, stride_oh, stride_om,
-              H, n_ctx,
-              HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
-              TMA: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, PIPELINE: tl.constexpr = False,
-              LAZY: tl.constexpr = False, POLY: tl.constexpr = False, UPCAST: tl.constexpr = False):
+def _attn_fwd(
+    Q,
+    K,
+    V,
+    O,  # noqa: E741 - the output, named as in the paper
+    desc_q,
+    desc_k,
+    desc_v,
+    sm_scale,
+    stride_qz,
+    stride_qh,
+    stride_qm,
+    stride_kz,
+    stride_kh,
+    stride_kn,
+    stride_vz,
+    stride_vh,
+    stride_vn,
+    stride_oz,
+    stride_oh,
+    stride_om,
+    H,
+    n_ctx,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    TMA: tl.constexpr,
+    WARP_SPECIALIZE: tl.constexpr,
+    PIPELINE: tl.constexpr = False,
+    LAZY: tl.constexpr = False,
+    POLY: tl.constexpr = False,
+    UPCAST: tl.constexpr = False,
+):
     if CAUSAL:
         tl.static_assert(BLOCK_M % BLOCK_N == 0, "the diagonal must fall on key-block boundaries")
     pid_m = tl.program_id(0)
@@ -291,8 +355,13 @@ def _attn_fwd(Q, K, V, O, desc_q, desc_k, desc_v, sm_scale,  # noqa: E741 (Q, K,
         # Plain pointer tiles, one head's rows each; loads past N are masked to zero. (Triton 3.6
         # also has block pointers, tl.make_block_ptr, but newer Tritons removed them in favour of
         # tensor descriptors, so this fallback path keeps to what every version has.)
-        q_ptrs = (Q + off_z.to(tl.int64) * stride_qz + off_h.to(tl.int64) * stride_qh
-                  + offs_m[:, None] * stride_qm + offs_d[None, :])
+        q_ptrs = (
+            Q
+            + off_z.to(tl.int64) * stride_qz
+            + off_h.to(tl.int64) * stride_qh
+            + offs_m[:, None] * stride_qm
+            + offs_d[None, :]
+        )
         # Q stays in on-chip memory for the whole loop: loaded once, used by every key block.
         q = tl.load(q_ptrs, mask=offs_m[:, None] < n_ctx, other=0.0)
     else:
@@ -307,23 +376,77 @@ def _attn_fwd(Q, K, V, O, desc_q, desc_k, desc_v, sm_scale,  # noqa: E741 (Q, K,
         masked_hi = n_ctx  # the ragged tail, if N % BLOCK_N != 0
     if PIPELINE and TMA != 0:
         if full_hi > 0:
-            acc, l_i, m_i = _attn_fwd_inner_pipelined(acc, l_i, m_i, q, desc_k, desc_v, kv_row, 0, full_hi, qk_scale,
-                                                      BLOCK_N, UPCAST, LAZY, POLY)
+            acc, l_i, m_i = _attn_fwd_inner_pipelined(
+                acc, l_i, m_i, q, desc_k, desc_v, kv_row, 0, full_hi, qk_scale, BLOCK_N, UPCAST, LAZY, POLY
+            )
     else:
-        acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, desc_k, desc_v, k_base, v_base, stride_kn, stride_vn,
-                                        kv_row, 0, full_hi, n_ctx, offs_m, qk_scale, HEAD_DIM, BLOCK_N, False, CAUSAL,
-                                        TMA, WARP_SPECIALIZE, UPCAST, LAZY, POLY)
+        acc, l_i, m_i = _attn_fwd_inner(
+            acc,
+            l_i,
+            m_i,
+            q,
+            desc_k,
+            desc_v,
+            k_base,
+            v_base,
+            stride_kn,
+            stride_vn,
+            kv_row,
+            0,
+            full_hi,
+            n_ctx,
+            offs_m,
+            qk_scale,
+            HEAD_DIM,
+            BLOCK_N,
+            False,
+            CAUSAL,
+            TMA,
+            WARP_SPECIALIZE,
+            UPCAST,
+            LAZY,
+            POLY,
+        )
     if full_hi < masked_hi:
-        acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, desc_k, desc_v, k_base, v_base, stride_kn, stride_vn,
-                                        kv_row, full_hi, masked_hi, n_ctx, offs_m, qk_scale, HEAD_DIM, BLOCK_N, True,
-                                        CAUSAL, TMA, False, UPCAST, LAZY, POLY)
+        acc, l_i, m_i = _attn_fwd_inner(
+            acc,
+            l_i,
+            m_i,
+            q,
+            desc_k,
+            desc_v,
+            k_base,
+            v_base,
+            stride_kn,
+            stride_vn,
+            kv_row,
+            full_hi,
+            masked_hi,
+            n_ctx,
+            offs_m,
+            qk_scale,
+            HEAD_DIM,
+            BLOCK_N,
+            True,
+            CAUSAL,
+            TMA,
+            False,
+            UPCAST,
+            LAZY,
+            POLY,
+        )
 
     # Epilogue: the division by the softmax sum, done once per row instead of once per block.
     out = acc / l_i[:, None]
     # The output goes through masked pointers with per-head bounds in every mode: a descriptor over
     # all heads' rows would let the last block of one head overwrite the first rows of the next.
-    o_ptrs = (O + off_z.to(tl.int64) * stride_oz + off_h.to(tl.int64) * stride_oh
-              + offs_m[:, None] * stride_om + offs_d[None, :])
+    o_ptrs = (
+        O
+        + off_z.to(tl.int64) * stride_oz
+        + off_h.to(tl.int64) * stride_oh
+        + offs_m[:, None] * stride_om
+        + offs_d[None, :]
+    )
     tl.store(o_ptrs, out.to(O.dtype.element_ty), mask=offs_m[:, None] < n_ctx)
 
 
@@ -376,9 +499,17 @@ def _set_descriptor_blocks(nargs):
 
 
 def _configs(head_dim):
-    return [triton.Config({"BLOCK_M": cfg[0], "BLOCK_N": cfg[1]}, num_warps=cfg[2], num_stages=cfg[3],
-                          maxnreg=cfg[4] if len(cfg) > 4 else None, pre_hook=_set_descriptor_blocks)
-            for cfg in TUNED_CONFIGS.get(head_dim, SMALL_CONFIGS) if usable_config(cfg, head_dim)]
+    return [
+        triton.Config(
+            {"BLOCK_M": cfg[0], "BLOCK_N": cfg[1]},
+            num_warps=cfg[2],
+            num_stages=cfg[3],
+            maxnreg=cfg[4] if len(cfg) > 4 else None,
+            pre_hook=_set_descriptor_blocks,
+        )
+        for cfg in TUNED_CONFIGS.get(head_dim, SMALL_CONFIGS)
+        if usable_config(cfg, head_dim)
+    ]
 
 
 @functools.cache
@@ -399,8 +530,10 @@ def tma_available(device: torch.device | str | None = None) -> dict:
     if triton is NO_TRITON or not torch.cuda.is_available():
         return {"tma": False, "tma_device": False}
     hopper = torch.cuda.get_device_capability(device)[0] >= 9
-    return {"tma": hopper and TensorDescriptor is not None,
-            "tma_device": hopper and hasattr(tl, "make_tensor_descriptor") and hasattr(triton, "set_allocator")}
+    return {
+        "tma": hopper and TensorDescriptor is not None,
+        "tma_device": hopper and hasattr(tl, "make_tensor_descriptor") and hasattr(triton, "set_allocator"),
+    }
 
 
 @functools.cache
@@ -424,8 +557,10 @@ def _checked(q, k, v, mode):
     if triton is NO_TRITON:
         raise RuntimeError("triton is not installed")
     if q.dim() != 4 or q.shape != k.shape or q.shape != v.shape:
-        raise ValueError(f"q, k, v must share one (batch, heads, N, d) shape; got {tuple(q.shape)}, "
-                         f"{tuple(k.shape)}, {tuple(v.shape)}")
+        raise ValueError(
+            f"q, k, v must share one (batch, heads, N, d) shape; got {tuple(q.shape)}, "
+            f"{tuple(k.shape)}, {tuple(v.shape)}"
+        )
     if not (q.dtype == k.dtype == v.dtype):
         raise ValueError("q, k and v must share a dtype")
     allowed = (torch.bfloat16, torch.float16) + ((torch.float32,) if INTERPRETED else ())
@@ -450,7 +585,7 @@ def _launcher(q, k, v, causal, sm_scale, mode, config, flags):
     flags. The returned launch(o) only launches, which matters at small N, where Python's share of a
     call is comparable to the kernel's time."""
     b, h, n, d = q.shape
-    sm_scale = d ** -0.5 if sm_scale is None else float(sm_scale)
+    sm_scale = d**-0.5 if sm_scale is None else float(sm_scale)
     tma = TMA_MODES[mode]
     desc = (None, None, None)
     if tma == 1:
@@ -459,8 +594,24 @@ def _launcher(q, k, v, causal, sm_scale, mode, config, flags):
     elif tma == 2:
         triton.set_allocator(_scratch)
     # The output is always a new contiguous (b, h, n, d) tensor (or a caller's, checked to be one).
-    rest = (*desc, sm_scale, q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2),
-            v.stride(0), v.stride(1), v.stride(2), h * n * d, n * d, d, h, n)
+    rest = (
+        *desc,
+        sm_scale,
+        q.stride(0),
+        q.stride(1),
+        q.stride(2),
+        k.stride(0),
+        k.stride(1),
+        k.stride(2),
+        v.stride(0),
+        v.stride(1),
+        v.stride(2),
+        h * n * d,
+        n * d,
+        d,
+        h,
+        n,
+    )
     kw = {"HEAD_DIM": d, "CAUSAL": bool(causal), "TMA": tma, **flags}
     if INTERPRETED and q.dtype == torch.bfloat16:
         kw["UPCAST"] = True
@@ -471,8 +622,16 @@ def _launcher(q, k, v, causal, sm_scale, mode, config, flags):
         if len(config) > 4 and config[4]:  # a register cap per thread (maxnreg), to fit more programs per SM
             kw["maxnreg"] = config[4]
         if tma == 1:
-            _set_descriptor_blocks({"desc_q": desc[0], "desc_k": desc[1], "desc_v": desc[2], "HEAD_DIM": d,
-                                    "BLOCK_M": block_m, "BLOCK_N": block_n})
+            _set_descriptor_blocks(
+                {
+                    "desc_q": desc[0],
+                    "desc_k": desc[1],
+                    "desc_v": desc[2],
+                    "HEAD_DIM": d,
+                    "BLOCK_M": block_m,
+                    "BLOCK_N": block_n,
+                }
+            )
         kw.update(BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps, num_stages=stages)
         run = _attn_fwd[(triton.cdiv(n, block_m), b * h)]
     else:
@@ -486,13 +645,26 @@ def _launcher(q, k, v, causal, sm_scale, mode, config, flags):
 
 
 def _flags(warp_specialize=False, pipeline=False, lazy_rescale=False, poly_exp=False):
-    return {"WARP_SPECIALIZE": bool(warp_specialize), "PIPELINE": bool(pipeline), "LAZY": bool(lazy_rescale),
-            "POLY": bool(poly_exp)}
+    return {
+        "WARP_SPECIALIZE": bool(warp_specialize),
+        "PIPELINE": bool(pipeline),
+        "LAZY": bool(lazy_rescale),
+        "POLY": bool(poly_exp),
+    }
 
 
-def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
-                    sm_scale: float | None = None, *, mode: str | None = None, config: tuple | None = None,
-                    out: torch.Tensor | None = None, **experimental) -> torch.Tensor:
+def flash_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    causal: bool = False,
+    sm_scale: float | None = None,
+    *,
+    mode: str | None = None,
+    config: tuple | None = None,
+    out: torch.Tensor | None = None,
+    **experimental,
+) -> torch.Tensor:
     """softmax(q k^T * sm_scale [+ causal mask]) v for (batch, heads, N, d) tensors, like SDPA.
 
     bf16 or fp16 on a GPU (float32 too under the interpreter, where it is exact NumPy arithmetic),
@@ -509,8 +681,17 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
     return _launcher(q, k, v, causal, sm_scale, mode, config, _flags(**experimental))(o)
 
 
-def prepare(q, k, v, causal: bool = False, sm_scale: float | None = None, *, mode: str | None = None,
-            config: tuple | None = None, **experimental):
+def prepare(
+    q,
+    k,
+    v,
+    causal: bool = False,
+    sm_scale: float | None = None,
+    *,
+    mode: str | None = None,
+    config: tuple | None = None,
+    **experimental,
+):
     """flash_attention on these tensors as a zero-argument callable, for repeated calls (the lab's
     timing): checks, autotuning and descriptors happen here once; each call allocates the output and
     launches, nothing else."""
@@ -519,8 +700,13 @@ def prepare(q, k, v, causal: bool = False, sm_scale: float | None = None, *, mod
     if config is None and not INTERPRETED:
         _launcher(q, k, v, causal, sm_scale, mode, None, flags)(torch.empty(q.shape, dtype=q.dtype, device=q.device))
         best = _autotuned(q.shape[-1]).best_config  # the autotuner's pick for this shape
-        config = (best.kwargs["BLOCK_M"], best.kwargs["BLOCK_N"], best.num_warps, best.num_stages,
-                  getattr(best, "maxnreg", None))
+        config = (
+            best.kwargs["BLOCK_M"],
+            best.kwargs["BLOCK_N"],
+            best.num_warps,
+            best.num_stages,
+            getattr(best, "maxnreg", None),
+        )
     launch = _launcher(q, k, v, causal, sm_scale, mode, config, flags)
     return lambda: launch(torch.empty(q.shape, dtype=q.dtype, device=q.device))
 
@@ -536,7 +722,7 @@ def reference(q, k, v, causal: bool, sm_scale: float | None = None) -> torch.Ten
     torch.set_float32_matmul_precision("highest")
     try:
         n, d = q.shape[-2], q.shape[-1]
-        s = (q.float() @ k.float().transpose(-2, -1)) * (d ** -0.5 if sm_scale is None else sm_scale)
+        s = (q.float() @ k.float().transpose(-2, -1)) * (d**-0.5 if sm_scale is None else sm_scale)
         if causal:
             s.masked_fill_(torch.ones(n, n, dtype=torch.bool, device=q.device).triu_(1), float("-inf"))
         return torch.softmax(s, dim=-1) @ v.float()
@@ -559,17 +745,30 @@ def check_shapes(device: str, dtype: str, shapes, seed: int = 0, **kwargs) -> li
         q, k, v = (torch.randn(b, h, n, d, generator=g, device=device, dtype=DTYPES[dtype]) for _ in range(3))
         out = torch.full_like(q, float("nan"))
         flash_attention(q, k, v, causal=causal, out=out, **kwargs)
-        checks.append({"name": f"triton_flash B={b} H={h} N={n} d={d} causal={causal} {dtype}",
-                       "shape": [b, h, n, d], "causal": causal, **compare(out, reference(q, k, v, causal), dtype)})
+        checks.append(
+            {
+                "name": f"triton_flash B={b} H={h} N={n} d={d} causal={causal} {dtype}",
+                "shape": [b, h, n, d],
+                "causal": causal,
+                **compare(out, reference(q, k, v, causal), dtype),
+            }
+        )
     return checks
 
 
-INTERPRETER_SHAPES = ((1, 2, 64, 64, False), (1, 2, 64, 64, True), (1, 1, 128, 64, False), (1, 1, 128, 64, True),
-                      (2, 1, 50, 64, True), (1, 1, 50, 32, False))
+INTERPRETER_SHAPES = (
+    (1, 2, 64, 64, False),
+    (1, 2, 64, 64, True),
+    (1, 1, 128, 64, False),
+    (1, 1, 128, 64, True),
+    (2, 1, 50, 64, True),
+    (1, 1, 50, 32, False),
+)
 
 
-def interpreter_check(dtype: str | list[str] = "float32", shapes=INTERPRETER_SHAPES,
-                      variants=("pointers", "tma", "tma_pipe"), config=None) -> list[dict]:
+def interpreter_check(
+    dtype: str | list[str] = "float32", shapes=INTERPRETER_SHAPES, variants=("pointers", "tma", "tma_pipe"), config=None
+) -> list[dict]:
     """Entry point for interpret.py's child process (TRITON_INTERPRET=1): the kernel on CPU tensors.
 
     The loading paths run: pointer tiles, and host tensor descriptors (the interpreter emulates
@@ -600,8 +799,10 @@ def unavailable(device, dtype: str) -> str | None:
     if triton is NO_TRITON:
         return "triton not installed"
     if not device.is_cuda:
-        return ("needs a CUDA GPU (Triton compiles for GPUs); on a CPU it is checked for correctness under "
-                "the Triton interpreter (TRITON_INTERPRET=1) instead, not timed")
+        return (
+            "needs a CUDA GPU (Triton compiles for GPUs); on a CPU it is checked for correctness under "
+            "the Triton interpreter (TRITON_INTERPRET=1) instead, not timed"
+        )
     if dtype not in ("bfloat16", "float16"):
         return "runs bf16 and fp16 only (the tensor cores' input types)"
     return None

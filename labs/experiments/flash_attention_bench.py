@@ -49,8 +49,16 @@ GLUON = "gluon"  # the Hopper kernel of flash_attention_gluon.py, benchmarked ne
 
 SWEEP_CONFIGS = {
     # (BLOCK_M, BLOCK_N, num_warps, num_stages[, maxnreg])
-    128: [(128, 64, 8, 2), (128, 64, 8, 3), (128, 128, 8, 2), (128, 64, 4, 2), (128, 32, 4, 3), (64, 64, 4, 3),
-          (64, 128, 4, 2), (128, 64, 8, 2, 128)],
+    128: [
+        (128, 64, 8, 2),
+        (128, 64, 8, 3),
+        (128, 128, 8, 2),
+        (128, 64, 4, 2),
+        (128, 32, 4, 3),
+        (64, 64, 4, 3),
+        (64, 128, 4, 2),
+        (128, 64, 8, 2, 128),
+    ],
     64: [(128, 64, 4, 3), (128, 64, 8, 3), (128, 128, 8, 3), (64, 64, 4, 3), (128, 128, 4, 2), (128, 64, 4, 2)],
 }
 
@@ -96,11 +104,24 @@ def bench(shapes, variants, configs_for=SWEEP_CONFIGS, rep_ms=100.0, autotuned=T
             print(f"{shape:22s} {name:12s} {cfg!s:18s} FAILED {rows[-1]['error']}", file=out, flush=True)
             return
         tf = work / (t.median_ms * 1e-3) / 1e12
-        rows.append({"shape": shape, "variant": name, "config": cfg, "median_ms": t.median_ms,
-                     "spread_pct": t.spread_pct, "tflops": tf, "max_abs_error": check["max_abs_error"],
-                     "passed": check["passed"]})
-        print(f"{shape:22s} {name:12s} {cfg!s:18s} {t.median_ms:8.3f} ms {tf:6.1f} TFLOP/s "
-              f"err {check['max_abs_error']:.1e} {'ok' if check['passed'] else 'FAIL'}", file=out, flush=True)
+        rows.append(
+            {
+                "shape": shape,
+                "variant": name,
+                "config": cfg,
+                "median_ms": t.median_ms,
+                "spread_pct": t.spread_pct,
+                "tflops": tf,
+                "max_abs_error": check["max_abs_error"],
+                "passed": check["passed"],
+            }
+        )
+        print(
+            f"{shape:22s} {name:12s} {cfg!s:18s} {t.median_ms:8.3f} ms {tf:6.1f} TFLOP/s "
+            f"err {check['max_abs_error']:.1e} {'ok' if check['passed'] else 'FAIL'}",
+            file=out,
+            flush=True,
+        )
 
     for b, h, n, d, causal in shapes:
         g = torch.Generator(device="cuda").manual_seed(n)
@@ -111,15 +132,24 @@ def bench(shapes, variants, configs_for=SWEEP_CONFIGS, rep_ms=100.0, autotuned=T
         shape = f"N={n} d={d} {'causal' if causal else 'full'}"
         work = 4.0 * b * h * n * n * d / (2 if causal else 1)
         for backend, name in ((SDPBackend.FLASH_ATTENTION, "sdpa_flash"), (SDPBackend.CUDNN_ATTENTION, "sdpa_cudnn")):
+
             def sdpa(backend=backend, q=q, k=k, v=v, causal=causal):
                 with sdpa_kernel(backend):
                     return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
             record(shape, name, sdpa, None, work, checked, ref)
         for name in variants:
             if name == GLUON:  # its own configurations; "default" is what the lab runs
                 for cfg in gluon_kernel.SWEEP_CONFIGS if configs_for.get(d) else []:
-                    record(shape, name, functools.partial(gluon_kernel.flash_attention, q, k, v, causal, config=cfg),
-                           cfg, work, checked, ref)
+                    record(
+                        shape,
+                        name,
+                        functools.partial(gluon_kernel.flash_attention, q, k, v, causal, config=cfg),
+                        cfg,
+                        work,
+                        checked,
+                        ref,
+                    )
                 if autotuned:
                     record(shape, name, gluon_kernel.build(q, k, v, causal), "default", work, checked, ref)
                 continue
@@ -156,8 +186,11 @@ def paired(shapes, variants, rounds: int = 5, rep_ms: float = 100.0, out=sys.std
 
         fns = {"sdpa_cudnn": cudnn}
         for name in variants:
-            fns[name] = gluon_kernel.build(q, k, v, causal) if name == GLUON else prepare(q, k, v, causal,
-                                                                                             **KERNEL_VARIANTS[name])
+            fns[name] = (
+                gluon_kernel.build(q, k, v, causal)
+                if name == GLUON
+                else prepare(q, k, v, causal, **KERNEL_VARIANTS[name])
+            )
         tflops = {name: [] for name in fns}
         for _ in range(rounds):
             for name, fn in fns.items():
@@ -165,13 +198,23 @@ def paired(shapes, variants, rounds: int = 5, rep_ms: float = 100.0, out=sys.std
         shape = f"N={n} d={d} {'causal' if causal else 'full'}"
         for name in variants:
             ratios = [a / c for a, c in zip(tflops[name], tflops["sdpa_cudnn"], strict=True)]
-            row = {"shape": shape, "variant": name, "rounds": rounds, "tflops": statistics.median(tflops[name]),
-                   "cudnn_tflops": statistics.median(tflops["sdpa_cudnn"]), "ratio": statistics.median(ratios),
-                   "ratio_min": min(ratios), "ratio_max": max(ratios)}
+            row = {
+                "shape": shape,
+                "variant": name,
+                "rounds": rounds,
+                "tflops": statistics.median(tflops[name]),
+                "cudnn_tflops": statistics.median(tflops["sdpa_cudnn"]),
+                "ratio": statistics.median(ratios),
+                "ratio_min": min(ratios),
+                "ratio_max": max(ratios),
+            }
             rows.append(row)
-            print(f"{shape:22s} {name:8s} {row['tflops']:6.1f} TFLOP/s vs cuDNN {row['cudnn_tflops']:6.1f}: "
-                  f"{row['ratio']:.3f}x (rounds {row['ratio_min']:.3f}-{row['ratio_max']:.3f}, n={rounds})",
-                  file=out, flush=True)
+            print(
+                f"{shape:22s} {name:8s} {row['tflops']:6.1f} TFLOP/s vs cuDNN {row['cudnn_tflops']:6.1f}: "
+                f"{row['ratio']:.3f}x (rounds {row['ratio_min']:.3f}-{row['ratio_max']:.3f}, n={rounds})",
+                file=out,
+                flush=True,
+            )
         del q, k, v, fns
         torch.cuda.empty_cache()
     return rows
@@ -193,22 +236,29 @@ def summary(rows) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m labs.experiments.flash_attention_bench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sweep", action="store_true",
-                        help="every variant x SWEEP_CONFIGS, and autotuned (default: autotuned only)")
+    parser = argparse.ArgumentParser(
+        prog="python -m labs.experiments.flash_attention_bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--sweep", action="store_true", help="every variant x SWEEP_CONFIGS, and autotuned (default: autotuned only)"
+    )
     parser.add_argument("--seq-lens", default="4096,16384")
     parser.add_argument("--head-dims", default="128")
     parser.add_argument("--causal", default="false,true")
     parser.add_argument("--heads", type=int, default=32)
     parser.add_argument("--batch", type=int, default=1)
-    parser.add_argument("--variants", default="tma,gluon",
-                        help=", ".join([*KERNEL_VARIANTS, GLUON]))
+    parser.add_argument("--variants", default="tma,gluon", help=", ".join([*KERNEL_VARIANTS, GLUON]))
     parser.add_argument("--configs", help="BMxBNxWARPSxSTAGES,... instead of the sweep's lists")
     parser.add_argument("--jobs", type=int, default=min(12, os.cpu_count() or 1), help="parallel compiles first")
     parser.add_argument("--rep-ms", type=float, default=100.0)
-    parser.add_argument("--rounds", type=int, default=5,
-                        help="then each variant against cuDNN in this many alternating rounds (0: skip)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=5,
+        help="then each variant against cuDNN in this many alternating rounds (0: skip)",
+    )
     parser.add_argument("--json", help="write all rows here")
     args = parser.parse_args(argv)
 
@@ -231,8 +281,12 @@ def main(argv=None) -> int:
             variants.append(name)
     head_dims = [int(x) for x in args.head_dims.split(",")]
     causals = [c.strip().lower() in ("1", "true", "yes") for c in args.causal.split(",")]
-    shapes = [(args.batch, args.heads, n, d, c) for d in head_dims for n in map(int, args.seq_lens.split(","))
-              for c in causals]
+    shapes = [
+        (args.batch, args.heads, n, d, c)
+        for d in head_dims
+        for n in map(int, args.seq_lens.split(","))
+        for c in causals
+    ]
     if args.configs:
         cfgs = [tuple(int(x) for x in c.split("x")) for c in args.configs.split(",")]
         configs_for = {d: cfgs for d in head_dims}
@@ -243,20 +297,40 @@ def main(argv=None) -> int:
     autotuned = args.sweep or not args.configs
     if args.jobs > 1:
         triton_variants = [name for name in variants if name != GLUON]
-        jobs = [(name, cfg, d, c, args.heads) for name in triton_variants for d in head_dims for c in causals
-                for cfg in configs_for.get(d, SMALL_CONFIGS) if usable_config(cfg, d, c)]
+        jobs = [
+            (name, cfg, d, c, args.heads)
+            for name in triton_variants
+            for d in head_dims
+            for c in causals
+            for cfg in configs_for.get(d, SMALL_CONFIGS)
+            if usable_config(cfg, d, c)
+        ]
         if autotuned:
-            jobs += [(name, cfg, d, c, args.heads) for name in triton_variants for d in head_dims for c in causals
-                     for cfg in TUNED_CONFIGS.get(d, SMALL_CONFIGS) if usable_config(cfg, d, c)]
+            jobs += [
+                (name, cfg, d, c, args.heads)
+                for name in triton_variants
+                for d in head_dims
+                for c in causals
+                for cfg in TUNED_CONFIGS.get(d, SMALL_CONFIGS)
+                if usable_config(cfg, d, c)
+            ]
         if GLUON in variants:
             gluon_cfgs = (gluon_kernel.SWEEP_CONFIGS if configs_for.get(head_dims[0]) else []) + [None]
-            jobs += [(GLUON, cfg, d, c, args.heads) for d in head_dims if d in gluon_kernel.HEAD_DIMS
-                     for c in causals for cfg in gluon_cfgs]
+            jobs += [
+                (GLUON, cfg, d, c, args.heads)
+                for d in head_dims
+                if d in gluon_kernel.HEAD_DIMS
+                for c in causals
+                for cfg in gluon_cfgs
+            ]
         jobs = list(dict.fromkeys(jobs))
         t0 = time.perf_counter()
         errors = precompile(jobs, args.jobs)
-        print(f"# compiled {len(jobs)} kernels on {args.jobs} processes in {time.perf_counter() - t0:.0f} s"
-              f"{'; failed: ' + '; '.join(errors) if errors else ''}", flush=True)
+        print(
+            f"# compiled {len(jobs)} kernels on {args.jobs} processes in {time.perf_counter() - t0:.0f} s"
+            f"{'; failed: ' + '; '.join(errors) if errors else ''}",
+            flush=True,
+        )
     rows = bench(shapes, variants, configs_for, rep_ms=args.rep_ms, autotuned=autotuned)
     print("\n" + summary(rows))
     pairs = []
@@ -265,8 +339,11 @@ def main(argv=None) -> int:
         pairs = paired(shapes, variants, args.rounds, args.rep_ms)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": device.describe(), "versions": library_versions(), "rows": rows, "paired": pairs},
-                      f, indent=1)
+            json.dump(
+                {"device": device.describe(), "versions": library_versions(), "rows": rows, "paired": pairs},
+                f,
+                indent=1,
+            )
     return 0
 
 

@@ -76,15 +76,33 @@ LOG2E = 1.4426950408889634
 if GLUON_ERROR is None:
 
     @gluon.jit
-    def _load_partition(desc_q, desc_k, desc_v, q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, k_empty, v_empty,
-                        q_row, kv_row, n_blocks, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr):
+    def _load_partition(
+        desc_q,
+        desc_k,
+        desc_v,
+        q_smem,
+        k_smem,
+        v_smem,
+        q_ready,
+        k_ready,
+        v_ready,
+        k_empty,
+        v_empty,
+        q_row,
+        kv_row,
+        n_blocks,
+        BLOCK_M: gl.constexpr,
+        BLOCK_N: gl.constexpr,
+        STAGES: gl.constexpr,
+    ):
         """The load warp: Q for both compute warpgroups, then K_j and V_j into slot j % STAGES."""
         for g in gl.static_range(2):
             mbarrier.expect(q_ready.index(g), desc_q.block_type.nbytes)
             tma_load(desc_q, [q_row + g * BLOCK_M, 0], q_ready.index(g), q_smem.index(g))
         for j in range(n_blocks):
-            _load_kv(desc_k, desc_v, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, kv_row + j * BLOCK_N, j,
-                     STAGES)
+            _load_kv(
+                desc_k, desc_v, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, kv_row + j * BLOCK_N, j, STAGES
+            )
 
     @gluon.jit
     def _load_kv(desc_k, desc_v, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, row, blk, STAGES: gl.constexpr):
@@ -130,8 +148,19 @@ if GLUON_ERROR is None:
             mbarrier.arrive(turn.index(1 - G), count=1)
 
     @gluon.jit
-    def _scores(q, k_smem, k_ready, turn, j, G: gl.constexpr, PINGPONG: gl.constexpr, STAGES: gl.constexpr,
-                BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, s_layout: gl.constexpr):
+    def _scores(
+        q,
+        k_smem,
+        k_ready,
+        turn,
+        j,
+        G: gl.constexpr,
+        PINGPONG: gl.constexpr,
+        STAGES: gl.constexpr,
+        BLOCK_M: gl.constexpr,
+        BLOCK_N: gl.constexpr,
+        s_layout: gl.constexpr,
+    ):
         """Issue S_j = Q K_j^T on the tensor cores (asynchronously) once K_j has landed."""
         s = j % STAGES
         mbarrier.wait(k_ready.index(s), (j // STAGES) & 1)
@@ -147,10 +176,36 @@ if GLUON_ERROR is None:
         return warpgroup_mma(p, v_smem.index(j % STAGES), acc, is_async=True)
 
     @gluon.jit
-    def _step(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, acc, p, m_i, l_i, alpha, j, base, rows,
-              n_ctx, qk_scale, G: gl.constexpr, PINGPONG: gl.constexpr, STAGES: gl.constexpr, BLOCK_M: gl.constexpr,
-              BLOCK_N: gl.constexpr, MASK: gl.constexpr, CAUSAL: gl.constexpr, s_layout: gl.constexpr,
-              o_layout: gl.constexpr, p_layout: gl.constexpr):
+    def _step(
+        q,
+        k_smem,
+        v_smem,
+        k_ready,
+        v_ready,
+        k_empty,
+        v_empty,
+        turn,
+        acc,
+        p,
+        m_i,
+        l_i,
+        alpha,
+        j,
+        base,
+        rows,
+        n_ctx,
+        qk_scale,
+        G: gl.constexpr,
+        PINGPONG: gl.constexpr,
+        STAGES: gl.constexpr,
+        BLOCK_M: gl.constexpr,
+        BLOCK_N: gl.constexpr,
+        MASK: gl.constexpr,
+        CAUSAL: gl.constexpr,
+        s_layout: gl.constexpr,
+        o_layout: gl.constexpr,
+        p_layout: gl.constexpr,
+    ):
         """Key block j: S_j and P_{j-1} V_{j-1} in flight together, softmax of S_j under the latter.
         Shared-memory slots and barrier phases count blocks from `base` (the blocks of earlier tiles,
         for the persistent kernel); the mask counts from this tile's first block."""
@@ -169,10 +224,32 @@ if GLUON_ERROR is None:
         return acc, p, m_i, l_i, alpha
 
     @gluon.jit
-    def _step_prefetch(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, acc, s, m_i, l_i, j, rows,
-                       n_ctx, qk_scale, STAGES: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-                       MASK: gl.constexpr, CAUSAL: gl.constexpr, s_layout: gl.constexpr, o_layout: gl.constexpr,
-                       p_layout: gl.constexpr):
+    def _step_prefetch(
+        q,
+        k_smem,
+        v_smem,
+        k_ready,
+        v_ready,
+        k_empty,
+        v_empty,
+        turn,
+        acc,
+        s,
+        m_i,
+        l_i,
+        j,
+        rows,
+        n_ctx,
+        qk_scale,
+        STAGES: gl.constexpr,
+        BLOCK_M: gl.constexpr,
+        BLOCK_N: gl.constexpr,
+        MASK: gl.constexpr,
+        CAUSAL: gl.constexpr,
+        s_layout: gl.constexpr,
+        o_layout: gl.constexpr,
+        p_layout: gl.constexpr,
+    ):
         """Key block j, "prefetch" schedule: S_{j+1} is issued first and runs under block j's softmax;
         then O is rescaled and P_j V_j issued, and both are waited for before the next block. Nothing
         stays in flight across iterations, so ptxas has nothing to reorder around."""
@@ -188,10 +265,32 @@ if GLUON_ERROR is None:
         return acc, s, m_i, l_i
 
     @gluon.jit
-    def _attend(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, rows, n_ctx, n_full, n_blocks, base,
-                qk_scale, G: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-                STAGES: gl.constexpr, CAUSAL: gl.constexpr, PINGPONG: gl.constexpr, s_layout: gl.constexpr,
-                o_layout: gl.constexpr, p_layout: gl.constexpr):
+    def _attend(
+        q,
+        k_smem,
+        v_smem,
+        k_ready,
+        v_ready,
+        k_empty,
+        v_empty,
+        turn,
+        rows,
+        n_ctx,
+        n_full,
+        n_blocks,
+        base,
+        qk_scale,
+        G: gl.constexpr,
+        HEAD_DIM: gl.constexpr,
+        BLOCK_M: gl.constexpr,
+        BLOCK_N: gl.constexpr,
+        STAGES: gl.constexpr,
+        CAUSAL: gl.constexpr,
+        PINGPONG: gl.constexpr,
+        s_layout: gl.constexpr,
+        o_layout: gl.constexpr,
+        p_layout: gl.constexpr,
+    ):
         """One warpgroup's rows against key blocks 0 .. n_blocks - 1 of one head ("overlap" schedule).
         Returns the unnormalized output and the softmax sums. Round t of the ping-pong is S_t (with
         P_{t-1} V_{t-1} for t >= 1); round n_blocks is the last P V alone."""
@@ -210,13 +309,67 @@ if GLUON_ERROR is None:
         acc = gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, o_layout)
 
         for j in range(1, n_full):  # blocks that need no mask
-            acc, p, m_i, l_i, alpha = _step(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, acc, p, m_i,
-                                            l_i, alpha, j, base, rows, n_ctx, qk_scale, G, PINGPONG, STAGES, BLOCK_M,
-                                            BLOCK_N, False, CAUSAL, s_layout, o_layout, p_layout)
+            acc, p, m_i, l_i, alpha = _step(
+                q,
+                k_smem,
+                v_smem,
+                k_ready,
+                v_ready,
+                k_empty,
+                v_empty,
+                turn,
+                acc,
+                p,
+                m_i,
+                l_i,
+                alpha,
+                j,
+                base,
+                rows,
+                n_ctx,
+                qk_scale,
+                G,
+                PINGPONG,
+                STAGES,
+                BLOCK_M,
+                BLOCK_N,
+                False,
+                CAUSAL,
+                s_layout,
+                o_layout,
+                p_layout,
+            )
         for j in range(gl.maximum(n_full, 1), n_blocks):  # the diagonal (causal) and a ragged last block
-            acc, p, m_i, l_i, alpha = _step(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, acc, p, m_i,
-                                            l_i, alpha, j, base, rows, n_ctx, qk_scale, G, PINGPONG, STAGES, BLOCK_M,
-                                            BLOCK_N, True, CAUSAL, s_layout, o_layout, p_layout)
+            acc, p, m_i, l_i, alpha = _step(
+                q,
+                k_smem,
+                v_smem,
+                k_ready,
+                v_ready,
+                k_empty,
+                v_empty,
+                turn,
+                acc,
+                p,
+                m_i,
+                l_i,
+                alpha,
+                j,
+                base,
+                rows,
+                n_ctx,
+                qk_scale,
+                G,
+                PINGPONG,
+                STAGES,
+                BLOCK_M,
+                BLOCK_N,
+                True,
+                CAUSAL,
+                s_layout,
+                o_layout,
+                p_layout,
+            )
 
         # The last block's product (its turn is round n_blocks).
         _take_turn(turn, n_blocks, G, PINGPONG)
@@ -227,16 +380,40 @@ if GLUON_ERROR is None:
         return acc, l_i
 
     @gluon.jit
-    def _compute_partition(q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, k_empty, v_empty, turn, o_ptr,
-                           stride_om, o_row0, q_start, n_ctx, n_full, n_blocks, qk_scale, G: gl.constexpr,
-                           HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-                           STAGES: gl.constexpr, CAUSAL: gl.constexpr, PINGPONG: gl.constexpr,
-                           PREFETCH: gl.constexpr):
+    def _compute_partition(
+        q_smem,
+        k_smem,
+        v_smem,
+        q_ready,
+        k_ready,
+        v_ready,
+        k_empty,
+        v_empty,
+        turn,
+        o_ptr,
+        stride_om,
+        o_row0,
+        q_start,
+        n_ctx,
+        n_full,
+        n_blocks,
+        qk_scale,
+        G: gl.constexpr,
+        HEAD_DIM: gl.constexpr,
+        BLOCK_M: gl.constexpr,
+        BLOCK_N: gl.constexpr,
+        STAGES: gl.constexpr,
+        CAUSAL: gl.constexpr,
+        PINGPONG: gl.constexpr,
+        PREFETCH: gl.constexpr,
+    ):
         """One compute warpgroup: query rows q_start + G * BLOCK_M .. + BLOCK_M of one head."""
-        s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                                           instr_shape=[16, BLOCK_N, 16])
-        o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                                           instr_shape=[16, HEAD_DIM, 16])
+        s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16]
+        )
+        o_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, HEAD_DIM, 16]
+        )
         p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
         row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
 
@@ -247,19 +424,78 @@ if GLUON_ERROR is None:
         mbarrier.wait(q_ready.index(G), 0)
 
         if PREFETCH:
-            _prefetch_blocks(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, o_ptr, stride_om, o_row0,
-                             rows, q_start, n_ctx, n_full, n_blocks, qk_scale, G, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES,
-                             CAUSAL, s_layout, o_layout, p_layout)
+            _prefetch_blocks(
+                q,
+                k_smem,
+                v_smem,
+                k_ready,
+                v_ready,
+                k_empty,
+                v_empty,
+                turn,
+                o_ptr,
+                stride_om,
+                o_row0,
+                rows,
+                q_start,
+                n_ctx,
+                n_full,
+                n_blocks,
+                qk_scale,
+                G,
+                HEAD_DIM,
+                BLOCK_M,
+                BLOCK_N,
+                STAGES,
+                CAUSAL,
+                s_layout,
+                o_layout,
+                p_layout,
+            )
             return
 
-        acc, l_i = _attend(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, rows, n_ctx, n_full, n_blocks,
-                           0, qk_scale, G, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, PINGPONG, s_layout, o_layout,
-                           p_layout)
+        acc, l_i = _attend(
+            q,
+            k_smem,
+            v_smem,
+            k_ready,
+            v_ready,
+            k_empty,
+            v_empty,
+            turn,
+            rows,
+            n_ctx,
+            n_full,
+            n_blocks,
+            0,
+            qk_scale,
+            G,
+            HEAD_DIM,
+            BLOCK_M,
+            BLOCK_N,
+            STAGES,
+            CAUSAL,
+            PINGPONG,
+            s_layout,
+            o_layout,
+            p_layout,
+        )
         _store(acc, l_i, o_ptr, o_row0, stride_om, q_start, n_ctx, G, HEAD_DIM, BLOCK_M, o_layout)
 
     @gluon.jit
-    def _store(acc, l_i, o_ptr, o_row0, stride_om, q_start, n_ctx, G: gl.constexpr, HEAD_DIM: gl.constexpr,
-               BLOCK_M: gl.constexpr, o_layout: gl.constexpr):
+    def _store(
+        acc,
+        l_i,
+        o_ptr,
+        o_row0,
+        stride_om,
+        q_start,
+        n_ctx,
+        G: gl.constexpr,
+        HEAD_DIM: gl.constexpr,
+        BLOCK_M: gl.constexpr,
+        o_layout: gl.constexpr,
+    ):
         """O = acc / l for this warpgroup's rows (those inside the sequence)."""
         out = acc / gl.expand_dims(gl.convert_layout(l_i, gl.SliceLayout(1, o_layout)), 1)
         offs_m = q_start + G * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, o_layout))
@@ -268,26 +504,97 @@ if GLUON_ERROR is None:
         gl.store(ptrs, out.to(o_ptr.dtype.element_ty), mask=gl.expand_dims(offs_m < n_ctx, 1))
 
     @gluon.jit
-    def _prefetch_blocks(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, o_ptr, stride_om, o_row0, rows,
-                         q_start, n_ctx, n_full, n_blocks, qk_scale, G: gl.constexpr, HEAD_DIM: gl.constexpr,
-                         BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr,
-                         s_layout: gl.constexpr, o_layout: gl.constexpr, p_layout: gl.constexpr):
+    def _prefetch_blocks(
+        q,
+        k_smem,
+        v_smem,
+        k_ready,
+        v_ready,
+        k_empty,
+        v_empty,
+        turn,
+        o_ptr,
+        stride_om,
+        o_row0,
+        rows,
+        q_start,
+        n_ctx,
+        n_full,
+        n_blocks,
+        qk_scale,
+        G: gl.constexpr,
+        HEAD_DIM: gl.constexpr,
+        BLOCK_M: gl.constexpr,
+        BLOCK_N: gl.constexpr,
+        STAGES: gl.constexpr,
+        CAUSAL: gl.constexpr,
+        s_layout: gl.constexpr,
+        o_layout: gl.constexpr,
+        p_layout: gl.constexpr,
+    ):
         """The whole key range under the prefetch schedule (_step_prefetch), then the output."""
-        s = warpgroup_mma_wait(0, deps=[_scores(q, k_smem, k_ready, turn, 0, 0, False, STAGES, BLOCK_M, BLOCK_N,
-                                                s_layout)])
+        s = warpgroup_mma_wait(
+            0, deps=[_scores(q, k_smem, k_ready, turn, 0, 0, False, STAGES, BLOCK_M, BLOCK_N, s_layout)]
+        )
         mbarrier.arrive(k_empty.index(0), count=1)
         m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, gl.SliceLayout(1, s_layout))
         l_i = gl.zeros([BLOCK_M], gl.float32, gl.SliceLayout(1, s_layout))
         acc = gl.zeros([BLOCK_M, HEAD_DIM], gl.float32, o_layout)
         last = n_blocks - 1
         for j in range(0, gl.minimum(n_full, last)):  # blocks that need no mask
-            acc, s, m_i, l_i = _step_prefetch(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, acc, s,
-                                              m_i, l_i, j, rows, n_ctx, qk_scale, STAGES, BLOCK_M, BLOCK_N, False,
-                                              CAUSAL, s_layout, o_layout, p_layout)
+            acc, s, m_i, l_i = _step_prefetch(
+                q,
+                k_smem,
+                v_smem,
+                k_ready,
+                v_ready,
+                k_empty,
+                v_empty,
+                turn,
+                acc,
+                s,
+                m_i,
+                l_i,
+                j,
+                rows,
+                n_ctx,
+                qk_scale,
+                STAGES,
+                BLOCK_M,
+                BLOCK_N,
+                False,
+                CAUSAL,
+                s_layout,
+                o_layout,
+                p_layout,
+            )
         for j in range(gl.minimum(n_full, last), last):  # the diagonal (causal) and a ragged block
-            acc, s, m_i, l_i = _step_prefetch(q, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn, acc, s,
-                                              m_i, l_i, j, rows, n_ctx, qk_scale, STAGES, BLOCK_M, BLOCK_N, True,
-                                              CAUSAL, s_layout, o_layout, p_layout)
+            acc, s, m_i, l_i = _step_prefetch(
+                q,
+                k_smem,
+                v_smem,
+                k_ready,
+                v_ready,
+                k_empty,
+                v_empty,
+                turn,
+                acc,
+                s,
+                m_i,
+                l_i,
+                j,
+                rows,
+                n_ctx,
+                qk_scale,
+                STAGES,
+                BLOCK_M,
+                BLOCK_N,
+                True,
+                CAUSAL,
+                s_layout,
+                o_layout,
+                p_layout,
+            )
         # The last block: nothing left to prefetch.
         if last >= n_full:
             s = _mask(s, last, rows, n_ctx, BLOCK_N, CAUSAL, s_layout)
@@ -298,16 +605,32 @@ if GLUON_ERROR is None:
         _store(acc, l_i, o_ptr, o_row0, stride_om, q_start, n_ctx, G, HEAD_DIM, BLOCK_M, o_layout)
 
     @gluon.jit
-    def _attn_fwd_ws(desc_q, desc_k, desc_v, o_ptr, qk_scale, n_ctx, stride_oz_h, stride_om,
-                     HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
-                     CAUSAL: gl.constexpr, PINGPONG: gl.constexpr, PREFETCH: gl.constexpr,
-                     LOAD_REGS: gl.constexpr, COMPUTE_REGS: gl.constexpr):
+    def _attn_fwd_ws(
+        desc_q,
+        desc_k,
+        desc_v,
+        o_ptr,
+        qk_scale,
+        n_ctx,
+        stride_oz_h,
+        stride_om,
+        HEAD_DIM: gl.constexpr,
+        BLOCK_M: gl.constexpr,
+        BLOCK_N: gl.constexpr,
+        STAGES: gl.constexpr,
+        CAUSAL: gl.constexpr,
+        PINGPONG: gl.constexpr,
+        PREFETCH: gl.constexpr,
+        LOAD_REGS: gl.constexpr,
+        COMPUTE_REGS: gl.constexpr,
+    ):
         dtype: gl.constexpr = desc_k.dtype
         # One CTA per tile: program (pid_m, head) is tile head * n_tiles_m + pid_m (see _tile; causal
         # tiles heaviest first, so the light ones fill the gaps at the end of the launch).
         n_tiles_m = gl.num_programs(0)
-        q_start, kv_row, off_hz, n_full, n_blocks = _tile(gl.program_id(1) * n_tiles_m + gl.program_id(0), n_tiles_m,
-                                                          n_ctx, BLOCK_M, BLOCK_N, CAUSAL)
+        q_start, kv_row, off_hz, n_full, n_blocks = _tile(
+            gl.program_id(1) * n_tiles_m + gl.program_id(0), n_tiles_m, n_ctx, BLOCK_M, BLOCK_N, CAUSAL
+        )
 
         q_smem = gl.allocate_shared_memory(dtype, [2, BLOCK_M, HEAD_DIM], desc_q.layout)
         k_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], desc_k.layout)
@@ -330,17 +653,94 @@ if GLUON_ERROR is None:
         o_row0 = off_hz.to(gl.int64) * stride_oz_h
         # (Each partition's arguments as one literal tuple: concatenating tuples would unwrap the
         # compile-time constants into plain Python values, which a partition cannot receive.)
-        gl.warp_specialize([
-            (_compute_partition, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, k_empty, v_empty, turn, o_ptr,
-                                  stride_om, o_row0, q_start, n_ctx, n_full, n_blocks, qk_scale, gl.constexpr(0),
-                                  HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, PINGPONG, PREFETCH)),
-            (_compute_partition, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, k_empty, v_empty, turn, o_ptr,
-                                  stride_om, o_row0, q_start, n_ctx, n_full, n_blocks, qk_scale, gl.constexpr(1),
-                                  HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL, PINGPONG, PREFETCH)),
-            (_load_partition, (desc_q, desc_k, desc_v, q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, k_empty,
-                               v_empty, kv_row + q_start, kv_row, n_blocks, BLOCK_M, BLOCK_N, STAGES)),
-        ], [4, 1], [COMPUTE_REGS, LOAD_REGS])
-
+        gl.warp_specialize(
+            [
+                (
+                    _compute_partition,
+                    (
+                        q_smem,
+                        k_smem,
+                        v_smem,
+                        q_ready,
+                        k_ready,
+                        v_ready,
+                        k_empty,
+                        v_empty,
+                        turn,
+                        o_ptr,
+                        stride_om,
+                        o_row0,
+                        q_start,
+                        n_ctx,
+                        n_full,
+                        n_blocks,
+                        qk_scale,
+                        gl.constexpr(0),
+                        HEAD_DIM,
+                        BLOCK_M,
+                        BLOCK_N,
+                        STAGES,
+                        CAUSAL,
+                        PINGPONG,
+                        PREFETCH,
+                    ),
+                ),
+                (
+                    _compute_partition,
+                    (
+                        q_smem,
+                        k_smem,
+                        v_smem,
+                        q_ready,
+                        k_ready,
+                        v_ready,
+                        k_empty,
+                        v_empty,
+                        turn,
+                        o_ptr,
+                        stride_om,
+                        o_row0,
+                        q_start,
+                        n_ctx,
+                        n_full,
+                        n_blocks,
+                        qk_scale,
+                        gl.constexpr(1),
+                        HEAD_DIM,
+                        BLOCK_M,
+                        BLOCK_N,
+                        STAGES,
+                        CAUSAL,
+                        PINGPONG,
+                        PREFETCH,
+                    ),
+                ),
+                (
+                    _load_partition,
+                    (
+                        desc_q,
+                        desc_k,
+                        desc_v,
+                        q_smem,
+                        k_smem,
+                        v_smem,
+                        q_ready,
+                        k_ready,
+                        v_ready,
+                        k_empty,
+                        v_empty,
+                        kv_row + q_start,
+                        kv_row,
+                        n_blocks,
+                        BLOCK_M,
+                        BLOCK_N,
+                        STAGES,
+                    ),
+                ),
+            ],
+            [4, 1],
+            [COMPUTE_REGS, LOAD_REGS],
+        )
 
     # %%
     # The persistent kernel: one CTA per SM, each walking the tiles (pairs of 64-row query blocks
@@ -371,9 +771,27 @@ if GLUON_ERROR is None:
         return q_start, off_hz * n_ctx, off_hz, n_full, n_blocks
 
     @gluon.jit
-    def _load_persistent(desc_q, desc_k, desc_v, q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, k_empty,
-                         v_empty, n_ctx, n_tiles_m, n_tiles, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-                         STAGES: gl.constexpr, CAUSAL: gl.constexpr):
+    def _load_persistent(
+        desc_q,
+        desc_k,
+        desc_v,
+        q_smem,
+        k_smem,
+        v_smem,
+        q_ready,
+        q_empty,
+        k_ready,
+        v_ready,
+        k_empty,
+        v_empty,
+        n_ctx,
+        n_tiles_m,
+        n_tiles,
+        BLOCK_M: gl.constexpr,
+        BLOCK_N: gl.constexpr,
+        STAGES: gl.constexpr,
+        CAUSAL: gl.constexpr,
+    ):
         blk = 0
         it = 0
         for t in range(gl.program_id(0), n_tiles, gl.num_programs(0)):
@@ -382,23 +800,58 @@ if GLUON_ERROR is None:
             mbarrier.wait(q_empty.index(buf), ((it // 2) & 1) ^ 1, pred=it >= 2)
             for g in gl.static_range(2):
                 mbarrier.expect(q_ready.index(2 * buf + g), desc_q.block_type.nbytes)
-                tma_load(desc_q, [kv_row + q_start + g * BLOCK_M, 0], q_ready.index(2 * buf + g),
-                         q_smem.index(2 * buf + g))
+                tma_load(
+                    desc_q, [kv_row + q_start + g * BLOCK_M, 0], q_ready.index(2 * buf + g), q_smem.index(2 * buf + g)
+                )
             for j in range(n_blocks):
-                _load_kv(desc_k, desc_v, k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, kv_row + j * BLOCK_N, blk,
-                         STAGES)
+                _load_kv(
+                    desc_k,
+                    desc_v,
+                    k_smem,
+                    v_smem,
+                    k_ready,
+                    v_ready,
+                    k_empty,
+                    v_empty,
+                    kv_row + j * BLOCK_N,
+                    blk,
+                    STAGES,
+                )
                 blk += 1
             it += 1
 
     @gluon.jit
-    def _compute_persistent(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, k_empty, v_empty, turn, o_ptr,
-                            stride_oz_h, stride_om, n_ctx, n_tiles_m, n_tiles, qk_scale, G: gl.constexpr,
-                            HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-                            STAGES: gl.constexpr, CAUSAL: gl.constexpr):
-        s_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                                           instr_shape=[16, BLOCK_N, 16])
-        o_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
-                                                           instr_shape=[16, HEAD_DIM, 16])
+    def _compute_persistent(
+        q_smem,
+        k_smem,
+        v_smem,
+        q_ready,
+        q_empty,
+        k_ready,
+        v_ready,
+        k_empty,
+        v_empty,
+        turn,
+        o_ptr,
+        stride_oz_h,
+        stride_om,
+        n_ctx,
+        n_tiles_m,
+        n_tiles,
+        qk_scale,
+        G: gl.constexpr,
+        HEAD_DIM: gl.constexpr,
+        BLOCK_M: gl.constexpr,
+        BLOCK_N: gl.constexpr,
+        STAGES: gl.constexpr,
+        CAUSAL: gl.constexpr,
+    ):
+        s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16]
+        )
+        o_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, HEAD_DIM, 16]
+        )
         p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
         blk = 0
         it = 0
@@ -407,20 +860,69 @@ if GLUON_ERROR is None:
             buf = it % 2
             mbarrier.wait(q_ready.index(2 * buf + G), (it // 2) & 1)
             rows = q_start + G * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, s_layout))
-            acc, l_i = _attend(q_smem.index(2 * buf + G), k_smem, v_smem, k_ready, v_ready, k_empty, v_empty, turn,
-                               rows, n_ctx, n_full, n_blocks, blk, qk_scale, G, HEAD_DIM, BLOCK_M, BLOCK_N, STAGES,
-                               CAUSAL, False, s_layout, o_layout, p_layout)
+            acc, l_i = _attend(
+                q_smem.index(2 * buf + G),
+                k_smem,
+                v_smem,
+                k_ready,
+                v_ready,
+                k_empty,
+                v_empty,
+                turn,
+                rows,
+                n_ctx,
+                n_full,
+                n_blocks,
+                blk,
+                qk_scale,
+                G,
+                HEAD_DIM,
+                BLOCK_M,
+                BLOCK_N,
+                STAGES,
+                CAUSAL,
+                False,
+                s_layout,
+                o_layout,
+                p_layout,
+            )
             mbarrier.arrive(q_empty.index(buf), count=1)
-            _store(acc, l_i, o_ptr, off_hz.to(gl.int64) * stride_oz_h, stride_om, q_start, n_ctx, G, HEAD_DIM,
-                   BLOCK_M, o_layout)
+            _store(
+                acc,
+                l_i,
+                o_ptr,
+                off_hz.to(gl.int64) * stride_oz_h,
+                stride_om,
+                q_start,
+                n_ctx,
+                G,
+                HEAD_DIM,
+                BLOCK_M,
+                o_layout,
+            )
             blk += n_blocks
             it += 1
 
     @gluon.jit
-    def _attn_fwd_persistent(desc_q, desc_k, desc_v, o_ptr, qk_scale, n_ctx, stride_oz_h, stride_om, n_tiles_m,
-                             n_tiles, HEAD_DIM: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-                             STAGES: gl.constexpr, CAUSAL: gl.constexpr, LOAD_REGS: gl.constexpr,
-                             COMPUTE_REGS: gl.constexpr):
+    def _attn_fwd_persistent(
+        desc_q,
+        desc_k,
+        desc_v,
+        o_ptr,
+        qk_scale,
+        n_ctx,
+        stride_oz_h,
+        stride_om,
+        n_tiles_m,
+        n_tiles,
+        HEAD_DIM: gl.constexpr,
+        BLOCK_M: gl.constexpr,
+        BLOCK_N: gl.constexpr,
+        STAGES: gl.constexpr,
+        CAUSAL: gl.constexpr,
+        LOAD_REGS: gl.constexpr,
+        COMPUTE_REGS: gl.constexpr,
+    ):
         dtype: gl.constexpr = desc_k.dtype
         q_smem = gl.allocate_shared_memory(dtype, [4, BLOCK_M, HEAD_DIM], desc_q.layout)  # 2 tiles x 2 halves
         k_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], desc_k.layout)
@@ -442,16 +944,93 @@ if GLUON_ERROR is None:
             mbarrier.init(v_ready.index(i), count=1)
             mbarrier.init(k_empty.index(i), count=2)
             mbarrier.init(v_empty.index(i), count=2)
-        gl.warp_specialize([
-            (_compute_persistent, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, k_empty, v_empty, turn,
-                                   o_ptr, stride_oz_h, stride_om, n_ctx, n_tiles_m, n_tiles, qk_scale,
-                                   gl.constexpr(0), HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL)),
-            (_compute_persistent, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, k_empty, v_empty, turn,
-                                   o_ptr, stride_oz_h, stride_om, n_ctx, n_tiles_m, n_tiles, qk_scale,
-                                   gl.constexpr(1), HEAD_DIM, BLOCK_M, BLOCK_N, STAGES, CAUSAL)),
-            (_load_persistent, (desc_q, desc_k, desc_v, q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready,
-                                k_empty, v_empty, n_ctx, n_tiles_m, n_tiles, BLOCK_M, BLOCK_N, STAGES, CAUSAL)),
-        ], [4, 1], [COMPUTE_REGS, LOAD_REGS])
+        gl.warp_specialize(
+            [
+                (
+                    _compute_persistent,
+                    (
+                        q_smem,
+                        k_smem,
+                        v_smem,
+                        q_ready,
+                        q_empty,
+                        k_ready,
+                        v_ready,
+                        k_empty,
+                        v_empty,
+                        turn,
+                        o_ptr,
+                        stride_oz_h,
+                        stride_om,
+                        n_ctx,
+                        n_tiles_m,
+                        n_tiles,
+                        qk_scale,
+                        gl.constexpr(0),
+                        HEAD_DIM,
+                        BLOCK_M,
+                        BLOCK_N,
+                        STAGES,
+                        CAUSAL,
+                    ),
+                ),
+                (
+                    _compute_persistent,
+                    (
+                        q_smem,
+                        k_smem,
+                        v_smem,
+                        q_ready,
+                        q_empty,
+                        k_ready,
+                        v_ready,
+                        k_empty,
+                        v_empty,
+                        turn,
+                        o_ptr,
+                        stride_oz_h,
+                        stride_om,
+                        n_ctx,
+                        n_tiles_m,
+                        n_tiles,
+                        qk_scale,
+                        gl.constexpr(1),
+                        HEAD_DIM,
+                        BLOCK_M,
+                        BLOCK_N,
+                        STAGES,
+                        CAUSAL,
+                    ),
+                ),
+                (
+                    _load_persistent,
+                    (
+                        desc_q,
+                        desc_k,
+                        desc_v,
+                        q_smem,
+                        k_smem,
+                        v_smem,
+                        q_ready,
+                        q_empty,
+                        k_ready,
+                        v_ready,
+                        k_empty,
+                        v_empty,
+                        n_ctx,
+                        n_tiles_m,
+                        n_tiles,
+                        BLOCK_M,
+                        BLOCK_N,
+                        STAGES,
+                        CAUSAL,
+                    ),
+                ),
+            ],
+            [4, 1],
+            [COMPUTE_REGS, LOAD_REGS],
+        )
+
 
 # (BLOCK_M per compute warpgroup, BLOCK_N, STAGES, schedule, compute registers, load registers); the
 # schedule is "overlap" (S_j and P_{j-1} V_{j-1} in flight together), "pingpong" (the same, the two
@@ -462,12 +1041,21 @@ if GLUON_ERROR is None:
 # Non-causal tiles all cost the same, and the persistent kernel wins (no pipeline drain between
 # tiles); causal tiles range from 1 to N / BLOCK_N key blocks, and the GPU's own block scheduler,
 # handing the next CTA to whichever SM frees up, balances them far better than a fixed stride.
-DEFAULT_CONFIG = {(128, False): (64, 128, 2, "persistent", 240, 24), (128, True): (64, 128, 2, "overlap", 240, 24),
-                  (64, False): (64, 128, 3, "persistent", 240, 24), (64, True): (64, 128, 3, "overlap", 240, 24)}
+DEFAULT_CONFIG = {
+    (128, False): (64, 128, 2, "persistent", 240, 24),
+    (128, True): (64, 128, 2, "overlap", 240, 24),
+    (64, False): (64, 128, 3, "persistent", 240, 24),
+    (64, True): (64, 128, 3, "overlap", 240, 24),
+}
 # What `python -m labs.experiments.flash_attention_bench --sweep --variants gluon` compares.
-SWEEP_CONFIGS = [(64, 128, 2, "overlap", 240, 24), (64, 128, 2, "pingpong", 240, 24),
-                 (64, 128, 2, "prefetch", 240, 24), (64, 128, 2, "persistent", 240, 24),
-                 (64, 128, 3, "overlap", 240, 24), (64, 64, 4, "overlap", 240, 24)]
+SWEEP_CONFIGS = [
+    (64, 128, 2, "overlap", 240, 24),
+    (64, 128, 2, "pingpong", 240, 24),
+    (64, 128, 2, "prefetch", 240, 24),
+    (64, 128, 2, "persistent", 240, 24),
+    (64, 128, 3, "overlap", 240, 24),
+    (64, 64, 4, "overlap", 240, 24),
+]
 SCHEDULES = ("overlap", "pingpong", "prefetch", "persistent")
 
 
@@ -501,8 +1089,10 @@ def available(device=None) -> str | None:
 def unavailable(device, dtype: str) -> str | None:
     """The attention lab's question: can this variant run on `device` (a device.Device) in `dtype`?"""
     if not device.is_cuda:
-        return ("needs a Hopper GPU (H100/H200); Gluon kernels do not run under the Triton interpreter, so "
-                "on a CPU there is nothing to check")
+        return (
+            "needs a Hopper GPU (H100/H200); Gluon kernels do not run under the Triton interpreter, so "
+            "on a CPU there is nothing to check"
+        )
     why = available(device.index)
     if why:
         return why
@@ -513,8 +1103,9 @@ def unavailable(device, dtype: str) -> str | None:
 
 @functools.cache
 def _shared_layout(rows: int, head_dim: int, torch_dtype):
-    return gl.NVMMASharedLayout.get_default_for([rows, head_dim], {torch.bfloat16: gl.bfloat16,
-                                                                   torch.float16: gl.float16}[torch_dtype])
+    return gl.NVMMASharedLayout.get_default_for(
+        [rows, head_dim], {torch.bfloat16: gl.bfloat16, torch.float16: gl.float16}[torch_dtype]
+    )
 
 
 def prepare(q, k, v, causal: bool = False, sm_scale: float | None = None, config: tuple | None = None):
@@ -539,15 +1130,28 @@ def prepare(q, k, v, causal: bool = False, sm_scale: float | None = None, config
     rows = b * h * n
     desc_q, desc_k, desc_v = (
         TensorDescriptor(t.view(rows, d), [rows, d], [d, 1], [tile, d], _shared_layout(tile, d, q.dtype))
-        for t, tile in ((q, block_m), (k, block_n), (v, block_n)))
-    qk_scale = (d ** -0.5 if sm_scale is None else float(sm_scale)) * LOG2E
+        for t, tile in ((q, block_m), (k, block_n), (v, block_n))
+    )
+    qk_scale = (d**-0.5 if sm_scale is None else float(sm_scale)) * LOG2E
     n_tiles_m = triton.cdiv(n, 2 * block_m)
-    meta = dict(HEAD_DIM=d, BLOCK_M=block_m, BLOCK_N=block_n, STAGES=stages, CAUSAL=bool(causal), LOAD_REGS=load_regs,
-                COMPUTE_REGS=compute_regs, num_warps=4, **flags)
+    meta = dict(
+        HEAD_DIM=d,
+        BLOCK_M=block_m,
+        BLOCK_N=block_n,
+        STAGES=stages,
+        CAUSAL=bool(causal),
+        LOAD_REGS=load_regs,
+        COMPUTE_REGS=compute_regs,
+        num_warps=4,
+        **flags,
+    )
     if schedule == "persistent":
         n_tiles = n_tiles_m * b * h
-        kernel, grid, extra = _attn_fwd_persistent, (min(n_tiles, _sm_count(q.device.index or 0)),), (n_tiles_m,
-                                                                                                       n_tiles)
+        kernel, grid, extra = (
+            _attn_fwd_persistent,
+            (min(n_tiles, _sm_count(q.device.index or 0)),),
+            (n_tiles_m, n_tiles),
+        )
     else:
         kernel, grid, extra = _attn_fwd_ws, (n_tiles_m, b * h), ()
 
@@ -559,8 +1163,15 @@ def prepare(q, k, v, causal: bool = False, sm_scale: float | None = None, config
     return launch
 
 
-def flash_attention(q, k, v, causal: bool = False, sm_scale: float | None = None, config: tuple | None = None,
-                    out: torch.Tensor | None = None) -> torch.Tensor:
+def flash_attention(
+    q,
+    k,
+    v,
+    causal: bool = False,
+    sm_scale: float | None = None,
+    config: tuple | None = None,
+    out: torch.Tensor | None = None,
+) -> torch.Tensor:
     """softmax(q k^T * sm_scale [+ causal mask]) v, like SDPA, on a Hopper GPU (see available())."""
     if out is not None and (out.shape != q.shape or out.dtype != q.dtype or not out.is_contiguous()):
         raise ValueError("out must be a contiguous tensor shaped and typed like q")
@@ -580,8 +1191,9 @@ def build(q, k, v, causal):
         return functools.partial(_raise, exc)
 
 
-def compile_for_hopper(head_dim: int = 128, causal: bool = False, dtype: str = "bf16",
-                       config: tuple | None = None) -> dict:
+def compile_for_hopper(
+    head_dim: int = 128, causal: bool = False, dtype: str = "bf16", config: tuple | None = None
+) -> dict:
     """Compile the kernel for sm_90 without a GPU (Triton's ahead-of-time path) and read the result.
 
     Returns registers per thread, spilled bytes (local memory), shared memory, and the number of
@@ -603,30 +1215,54 @@ def compile_for_hopper(head_dim: int = 128, causal: bool = False, dtype: str = "
     gl_dtype = {"bf16": gl.bfloat16, "fp16": gl.float16}[dtype]
     layout_q = gl.NVMMASharedLayout.get_default_for([block_m, head_dim], gl_dtype)
     layout_kv = gl.NVMMASharedLayout.get_default_for([block_n, head_dim], gl_dtype)
-    signature = {"desc_q": f"tensordesc<{dtype}[{block_m}, {head_dim}],{layout_q!r}>",
-                 "desc_k": f"tensordesc<{dtype}[{block_n}, {head_dim}],{layout_kv!r}>",
-                 "desc_v": f"tensordesc<{dtype}[{block_n}, {head_dim}],{layout_kv!r}>",
-                 "o_ptr": f"*{dtype}", "qk_scale": "fp32", "n_ctx": "i32", "stride_oz_h": "i32", "stride_om": "i32"}
-    constants = {"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n, "STAGES": stages, "CAUSAL": causal,
-                 **_schedule_flags(schedule), "LOAD_REGS": load_regs, "COMPUTE_REGS": compute_regs}
+    signature = {
+        "desc_q": f"tensordesc<{dtype}[{block_m}, {head_dim}],{layout_q!r}>",
+        "desc_k": f"tensordesc<{dtype}[{block_n}, {head_dim}],{layout_kv!r}>",
+        "desc_v": f"tensordesc<{dtype}[{block_n}, {head_dim}],{layout_kv!r}>",
+        "o_ptr": f"*{dtype}",
+        "qk_scale": "fp32",
+        "n_ctx": "i32",
+        "stride_oz_h": "i32",
+        "stride_om": "i32",
+    }
+    constants = {
+        "HEAD_DIM": head_dim,
+        "BLOCK_M": block_m,
+        "BLOCK_N": block_n,
+        "STAGES": stages,
+        "CAUSAL": causal,
+        **_schedule_flags(schedule),
+        "LOAD_REGS": load_regs,
+        "COMPUTE_REGS": compute_regs,
+    }
     kernel_fn = _attn_fwd_ws
     if schedule == "persistent":
         kernel_fn = _attn_fwd_persistent
         signature.update({"n_tiles_m": "i32", "n_tiles": "i32"})
     signature.update(dict.fromkeys(constants, "constexpr"))
-    kernel = triton.compile(GluonASTSource(kernel_fn, signature, constants), target=GPUTarget("cuda", 90, 32),
-                            options={"num_warps": 4})
+    kernel = triton.compile(
+        GluonASTSource(kernel_fn, signature, constants), target=GPUTarget("cuda", 90, 32), options={"num_warps": 4}
+    )
     tools = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
     with tempfile.TemporaryDirectory() as tmp:
         cubin = os.path.join(tmp, "kernel.cubin")
         with open(cubin, "wb") as f:
             f.write(kernel.asm["cubin"])
-        usage = subprocess.run([os.path.join(tools, "cuobjdump"), "--dump-resource-usage", cubin],
-                               capture_output=True, text=True, check=True).stdout
-        sass = subprocess.run([os.path.join(tools, "nvdisasm"), "-c", cubin], capture_output=True, text=True,
-                              check=True).stdout
-    return {"registers": int(re.search(r"REG:(\d+)", usage).group(1)),
-            "spilled_bytes": int(re.search(r"LOCAL:(\d+)", usage).group(1)),
-            "shared_bytes": kernel.metadata.shared, "warps": kernel.metadata.num_warps,
-            "hgmma": sass.count("HGMMA."), "wgmma_waits": sass.count("WARPGROUP.DEPBAR"),
-            "setmaxnreg": sass.count("USETMAXREG")}
+        usage = subprocess.run(
+            [os.path.join(tools, "cuobjdump"), "--dump-resource-usage", cubin],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        sass = subprocess.run(
+            [os.path.join(tools, "nvdisasm"), "-c", cubin], capture_output=True, text=True, check=True
+        ).stdout
+    return {
+        "registers": int(re.search(r"REG:(\d+)", usage).group(1)),
+        "spilled_bytes": int(re.search(r"LOCAL:(\d+)", usage).group(1)),
+        "shared_bytes": kernel.metadata.shared,
+        "warps": kernel.metadata.num_warps,
+        "hgmma": sass.count("HGMMA."),
+        "wgmma_waits": sass.count("WARPGROUP.DEPBAR"),
+        "setmaxnreg": sass.count("USETMAXREG"),
+    }

@@ -38,25 +38,33 @@ TOLERANCE = {"float64": 1e-12, "float32": 2e-5}  # atol and rtol of tiled vs nai
 # %%
 # The traffic models. Everything is per head; `s` is the element size in bytes.
 
-TILED_MODEL = ("tiled (FlashAttention forward): for each Q block, read the Q block once, read one K block and "
-               "one V block per inner step, write the O block once at the end of its inner loop; scores, "
-               "probabilities and the running m, l stay on chip. With a causal mask, K/V blocks wholly above "
-               "the diagonal are skipped. Non-causal total: 2*N*d*s (Q and O) + ceil(N/B_r) * 2*N*d*s (K and V "
-               "once per Q block)")
-NAIVE_MODEL = ("naive: read Q, K (2*N*d*s); write S (N*N*s); read S; write P (N*N*s); read P and V (N*N*s + "
-               "N*d*s); write O (N*d*s). Total 4*N*N*s + 4*N*d*s; S and P counted in the same element type (a "
-               "float32 softmax, as PyTorch's naive code runs it, moves more)")
-COMPULSORY_MODEL = ("compulsory: Q, K, V read once and O written once, 4*N*d*s: what reaches HBM when the K/V "
-                    "re-reads of the tiled model hit a cache (on an H100 a head's K and V fit in the 50 MB L2 "
-                    "up to long sequences)")
+TILED_MODEL = (
+    "tiled (FlashAttention forward): for each Q block, read the Q block once, read one K block and "
+    "one V block per inner step, write the O block once at the end of its inner loop; scores, "
+    "probabilities and the running m, l stay on chip. With a causal mask, K/V blocks wholly above "
+    "the diagonal are skipped. Non-causal total: 2*N*d*s (Q and O) + ceil(N/B_r) * 2*N*d*s (K and V "
+    "once per Q block)"
+)
+NAIVE_MODEL = (
+    "naive: read Q, K (2*N*d*s); write S (N*N*s); read S; write P (N*N*s); read P and V (N*N*s + "
+    "N*d*s); write O (N*d*s). Total 4*N*N*s + 4*N*d*s; S and P counted in the same element type (a "
+    "float32 softmax, as PyTorch's naive code runs it, moves more)"
+)
+COMPULSORY_MODEL = (
+    "compulsory: Q, K, V read once and O written once, 4*N*d*s: what reaches HBM when the K/V "
+    "re-reads of the tiled model hit a cache (on an H100 a head's K and V fit in the 50 MB L2 "
+    "up to long sequences)"
+)
 
 # Nsight Compute (dram__bytes_read.sum + dram__bytes_write.sum) on an H100 80GB HBM3, torch 2.11, for
 # B=1, H=32, N=4096, d=128, bf16: SDPA's flash kernel moved 140.7 MB against 134.2 MB compulsory (and
 # 2.21 GB under the per-Q-block model with 128x64 tiles: the K/V re-reads came from L2); naive
 # attention (attention.naive_attention, 6 kernels) moved 17.22 GB against 17.31 GB in roofline.py's model.
-NCU_H100 = ("Measured with Nsight Compute on an H100 (B=1, H=32, N=4096, d=128, bf16): SDPA's flash kernel moved "
-            "140.7 MB of DRAM traffic, the compulsory model says 134.2 MB and the per-Q-block model 2.21 GB (its "
-            "K/V re-reads hit L2); naive attention moved 17.2 GB, its model 17.3 GB.")
+NCU_H100 = (
+    "Measured with Nsight Compute on an H100 (B=1, H=32, N=4096, d=128, bf16): SDPA's flash kernel moved "
+    "140.7 MB of DRAM traffic, the compulsory model says 134.2 MB and the per-Q-block model 2.21 GB (its "
+    "K/V re-reads hit L2); naive attention moved 17.2 GB, its model 17.3 GB."
+)
 
 
 def naive_phases(n: int, d: int, itemsize: int) -> list[dict]:
@@ -83,8 +91,7 @@ def naive_bytes(n: int, d: int, itemsize: int) -> dict:
 
 def kv_blocks(q_start: int, q_end: int, n: int, block_n: int, causal: bool) -> list[tuple[int, int, int]]:
     """(block index, first row, end row) of the K/V blocks a Q block visits, in order."""
-    return [(j, ks, min(ks + block_n, n)) for j, ks in enumerate(range(0, n, block_n))
-            if not causal or ks <= q_end - 1]
+    return [(j, ks, min(ks + block_n, n)) for j, ks in enumerate(range(0, n, block_n)) if not causal or ks <= q_end - 1]
 
 
 def tiled_bytes(n: int, d: int, block_m: int, block_n: int, itemsize: int, causal: bool = False) -> dict:
@@ -107,12 +114,20 @@ def compulsory_bytes(n: int, d: int, itemsize: int) -> dict:
     return {"read_bytes": 3 * n * d * itemsize, "written_bytes": n * d * itemsize, "total_bytes": 4 * n * d * itemsize}
 
 
-def hbm_sweep(d: int, block_m: int, block_n: int, itemsize: int, causal: bool = False,
-              seq_lens=SWEEP_SEQ_LENS) -> dict:
+def hbm_sweep(d: int, block_m: int, block_n: int, itemsize: int, causal: bool = False, seq_lens=SWEEP_SEQ_LENS) -> dict:
     """HBM bytes vs N for naive, tiled and compulsory traffic, from the models above."""
     seq_lens = sorted(set(seq_lens))
-    out = {"seq_lens": seq_lens, "head_dim": d, "block_m": block_m, "block_n": block_n, "itemsize": itemsize,
-           "causal": causal, "naive": [], "tiled": [], "compulsory": []}
+    out = {
+        "seq_lens": seq_lens,
+        "head_dim": d,
+        "block_m": block_m,
+        "block_n": block_n,
+        "itemsize": itemsize,
+        "causal": causal,
+        "naive": [],
+        "tiled": [],
+        "compulsory": [],
+    }
     for n in seq_lens:
         out["naive"].append(naive_bytes(n, d, itemsize)["total_bytes"])
         out["tiled"].append(tiled_bytes(n, d, block_m, block_n, itemsize, causal)["total_bytes"])
@@ -147,9 +162,18 @@ def _nums(a: np.ndarray) -> list[float]:
     return [_num(float(x)) for x in a]
 
 
-def tiled_attention_trace(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, block_m: int, block_n: int,
-                          itemsize: int, causal: bool = False, max_steps: int | None = None,
-                          max_numbers: int = TRACE_MAX_NUMBERS) -> dict:
+def tiled_attention_trace(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    *,
+    block_m: int,
+    block_n: int,
+    itemsize: int,
+    causal: bool = False,
+    max_steps: int | None = None,
+    max_numbers: int = TRACE_MAX_NUMBERS,
+) -> dict:
     """FlashAttention's forward pass, step by step; returns the output, the steps and the byte totals.
 
     Step k is one (Q block, K/V block) tile. Per-row arrays (block_max, m_*, l_*, rescale) run over
@@ -204,19 +228,41 @@ def tiled_attention_trace(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, block_
                 truncated_by = "max_numbers"
             if truncated_by is None:
                 stored_numbers += numbers
-                steps.append({
-                    "step": step, "q_block": qi, "q_rows": [qs, qe], "kv_block": kj, "kv_rows": [ks, ke],
-                    "first_kv": idx == 0, "last_kv": last,
-                    "loads": (["Q"] if idx == 0 else []) + ["K", "V"], "stores": ["O"] if last else [],
-                    "mask": mask, "tile_max": _num(float(block_max.max())),
-                    "block_max": _nums(block_max), "m_before": _nums(m), "m_after": _nums(m_new),
-                    "l_before": _nums(lsum), "l_after": _nums(l_new), "rescale": _nums(rescale),
-                    "hbm_read_bytes": read, "hbm_written_bytes": written, "hbm_bytes": read + written,
-                })
+                steps.append(
+                    {
+                        "step": step,
+                        "q_block": qi,
+                        "q_rows": [qs, qe],
+                        "kv_block": kj,
+                        "kv_rows": [ks, ke],
+                        "first_kv": idx == 0,
+                        "last_kv": last,
+                        "loads": (["Q"] if idx == 0 else []) + ["K", "V"],
+                        "stores": ["O"] if last else [],
+                        "mask": mask,
+                        "tile_max": _num(float(block_max.max())),
+                        "block_max": _nums(block_max),
+                        "m_before": _nums(m),
+                        "m_after": _nums(m_new),
+                        "l_before": _nums(lsum),
+                        "l_after": _nums(l_new),
+                        "rescale": _nums(rescale),
+                        "hbm_read_bytes": read,
+                        "hbm_written_bytes": written,
+                        "hbm_bytes": read + written,
+                    }
+                )
             m, lsum = m_new, l_new
             step += 1
-    return {"out": out, "steps": steps, "steps_total": step, "truncated_by": truncated_by,
-            "read_bytes": read, "written_bytes": written, "total_bytes": read + written}
+    return {
+        "out": out,
+        "steps": steps,
+        "steps_total": step,
+        "truncated_by": truncated_by,
+        "read_bytes": read,
+        "written_bytes": written,
+        "total_bytes": read + written,
+    }
 
 
 def check_outputs(out: np.ndarray, ref: np.ndarray, compute: str) -> dict:
@@ -245,17 +291,22 @@ def run(params: TilingTraceParams, progress: ProgressFn | None = None, device: D
     prog = Progress(progress)
     n, d, bm, bn = params.seq_len, params.head_dim, params.block_m, params.block_n
     s = ITEMSIZE[params.dtype]
-    result = new_result("flash_tiling_trace", params, device,
-                        f"NumPy on the CPU in {params.compute} (whatever the device: this lab reads an algorithm, "
-                        f"it does not time one). HBM bytes come from the traffic models in artifacts.bytes_model "
-                        f"with {s}-byte ({params.dtype}) elements; nothing here is measured. The tiled output is "
-                        f"checked against naive attention computed in the same precision.")
+    result = new_result(
+        "flash_tiling_trace",
+        params,
+        device,
+        f"NumPy on the CPU in {params.compute} (whatever the device: this lab reads an algorithm, "
+        f"it does not time one). HBM bytes come from the traffic models in artifacts.bytes_model "
+        f"with {s}-byte ({params.dtype}) elements; nothing here is measured. The tiled output is "
+        f"checked against naive attention computed in the same precision.",
+    )
     prog(5, "Q, K, V")
     q, k, v = make_qkv(n, d, params.compute, params.seed)
 
     prog(15, f"tiled attention, {bm}x{bn} tiles")
-    trace = tiled_attention_trace(q, k, v, block_m=bm, block_n=bn, itemsize=s, causal=params.causal,
-                                  max_steps=params.max_steps)
+    trace = tiled_attention_trace(
+        q, k, v, block_m=bm, block_n=bn, itemsize=s, causal=params.causal, max_steps=params.max_steps
+    )
     prog(70, "naive attention and the check")
     ref = naive_attention(q, k, v, params.causal)
     check = check_outputs(trace["out"], ref, params.compute)
@@ -266,11 +317,23 @@ def run(params: TilingTraceParams, progress: ProgressFn | None = None, device: D
     assert (tiled["read_bytes"], tiled["written_bytes"]) == (trace["read_bytes"], trace["written_bytes"])
     n_q, n_kv = -(-n // bm), -(-n // bn)
     trace_art = {
-        "seq_len": n, "head_dim": d, "block_m": bm, "block_n": bn, "causal": params.causal,
-        "dtype": params.dtype, "itemsize": s, "compute": params.compute, "scale": 1.0 / math.sqrt(d),
-        "q_blocks": n_q, "kv_blocks": n_kv, "tiles_total": n_q * n_kv, "tiles_visited": tiled["tiles"],
-        "steps_total": trace["steps_total"], "steps_stored": len(trace["steps"]),
-        "truncated": trace["truncated_by"] is not None, "steps": trace["steps"],
+        "seq_len": n,
+        "head_dim": d,
+        "block_m": bm,
+        "block_n": bn,
+        "causal": params.causal,
+        "dtype": params.dtype,
+        "itemsize": s,
+        "compute": params.compute,
+        "scale": 1.0 / math.sqrt(d),
+        "q_blocks": n_q,
+        "kv_blocks": n_kv,
+        "tiles_total": n_q * n_kv,
+        "tiles_visited": tiled["tiles"],
+        "steps_total": trace["steps_total"],
+        "steps_stored": len(trace["steps"]),
+        "truncated": trace["truncated_by"] is not None,
+        "steps": trace["steps"],
     }
     if n <= SCORES_MAX_N:
         sc = scores(q, k, params.causal)
@@ -284,40 +347,65 @@ def run(params: TilingTraceParams, progress: ProgressFn | None = None, device: D
     sweep = hbm_sweep(d, bm, bn, s, params.causal, seq_lens=(*SWEEP_SEQ_LENS, n))
     result.artifacts["hbm_vs_n"] = sweep
     for i, sn in enumerate(sweep["seq_lens"]):
-        result.rows.append({"seq_len": sn, "naive_bytes": sweep["naive"][i], "tiled_bytes": sweep["tiled"][i],
-                            "compulsory_bytes": sweep["compulsory"][i],
-                            "naive_over_tiled": sweep["naive"][i] / sweep["tiled"][i],
-                            "this_run": "this run" if sn == n else ""})
-    names = {"naive": "naive (S and P through HBM)", "tiled": f"tiled, {bm}x{bn} tiles (K, V read once per Q block)",
-             "compulsory": "compulsory (Q, K, V, O once)"}
+        result.rows.append(
+            {
+                "seq_len": sn,
+                "naive_bytes": sweep["naive"][i],
+                "tiled_bytes": sweep["tiled"][i],
+                "compulsory_bytes": sweep["compulsory"][i],
+                "naive_over_tiled": sweep["naive"][i] / sweep["tiled"][i],
+                "this_run": "this run" if sn == n else "",
+            }
+        )
+    names = {
+        "naive": "naive (S and P through HBM)",
+        "tiled": f"tiled, {bm}x{bn} tiles (K, V read once per Q block)",
+        "compulsory": "compulsory (Q, K, V, O once)",
+    }
     result.artifacts["plot"] = {
         "title": f"HBM bytes per head vs N (d={d}, {params.dtype}{', causal' if params.causal else ''})",
-        "x_label": "sequence length N", "y_label": "bytes read + written (model)", "x_log": True, "y_log": True,
+        "x_label": "sequence length N",
+        "y_label": "bytes read + written (model)",
+        "x_log": True,
+        "y_log": True,
         "series": [{"name": names[key], "x": sweep["seq_lens"], "y": sweep[key]} for key in names],
     }
 
     big = sweep["seq_lens"][-1]
-    result.note(f"At N={n}: naive moves {naive['total_bytes']:,} bytes, the tiled loop {tiled['total_bytes']:,} "
-                f"({naive['total_bytes'] / tiled['total_bytes']:.1f}x less), of which the compulsory Q, K, V, O "
-                f"traffic is {4 * n * d * s:,}.")
-    result.note(f"Naive traffic grows as N^2 (4*N^2*s for S and P). The tiled count re-reads K and V once per Q "
-                f"block, so it grows as 2*N^2*d*s/B_r: also quadratic, but smaller by about 2*B_r/d at large N "
-                f"({sweep['naive'][-1] / sweep['tiled'][-1]:.1f}x at N={big} with B_r={bm}, d={d}; tiles with "
-                f"B_r < d/2 move more than naive). Real kernels use the largest B_r the on-chip "
-                f"memory allows, and on a GPU most K/V re-reads hit L2, leaving the compulsory traffic, linear in N.")
+    result.note(
+        f"At N={n}: naive moves {naive['total_bytes']:,} bytes, the tiled loop {tiled['total_bytes']:,} "
+        f"({naive['total_bytes'] / tiled['total_bytes']:.1f}x less), of which the compulsory Q, K, V, O "
+        f"traffic is {4 * n * d * s:,}."
+    )
+    result.note(
+        f"Naive traffic grows as N^2 (4*N^2*s for S and P). The tiled count re-reads K and V once per Q "
+        f"block, so it grows as 2*N^2*d*s/B_r: also quadratic, but smaller by about 2*B_r/d at large N "
+        f"({sweep['naive'][-1] / sweep['tiled'][-1]:.1f}x at N={big} with B_r={bm}, d={d}; tiles with "
+        f"B_r < d/2 move more than naive). Real kernels use the largest B_r the on-chip "
+        f"memory allows, and on a GPU most K/V re-reads hit L2, leaving the compulsory traffic, linear in N."
+    )
     result.note(NCU_H100)
     if trace["truncated_by"]:
-        cap = (f"max_steps={params.max_steps}" if trace["truncated_by"] == "max_steps"
-               else f"{TRACE_MAX_NUMBERS:,} per-row numbers")
-        result.note(f"The trace stores the first {len(trace['steps'])} of {trace['steps_total']} steps (capped at "
-                    f"{cap} to keep the result small); the computation, the byte totals and the check cover all "
-                    f"steps.")
+        cap = (
+            f"max_steps={params.max_steps}"
+            if trace["truncated_by"] == "max_steps"
+            else f"{TRACE_MAX_NUMBERS:,} per-row numbers"
+        )
+        result.note(
+            f"The trace stores the first {len(trace['steps'])} of {trace['steps_total']} steps (capped at "
+            f"{cap} to keep the result small); the computation, the byte totals and the check cover all "
+            f"steps."
+        )
     if n > SCORES_MAX_N:
-        result.note(f"Score values are included up to N={SCORES_MAX_N}; at N={n} the trace has the tile "
-                    f"coordinates and statistics only.")
+        result.note(
+            f"Score values are included up to N={SCORES_MAX_N}; at N={n} the trace has the tile "
+            f"coordinates and statistics only."
+        )
     if params.causal:
-        result.note(f"Causal: {n_q * n_kv - tiled['tiles']} of {n_q * n_kv} tiles lie wholly above the diagonal "
-                    f"and are skipped (no K/V read); naive attention still materializes all N x N scores.")
+        result.note(
+            f"Causal: {n_q * n_kv - tiled['tiles']} of {n_q * n_kv} tiles lie wholly above the diagonal "
+            f"and are skipped (no K/V read); naive attention still materializes all N x N scores."
+        )
     result.elapsed_s = time.perf_counter() - t_start
     prog(100, "done")
     return result

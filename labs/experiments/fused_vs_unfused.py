@@ -48,6 +48,7 @@ INTERPRETED = os.environ.get("TRITON_INTERPRET", "0") == "1"
 # The chains, eager: one kernel per PyTorch op, every intermediate a round trip to memory.
 # The same functions on float32 inputs are the reference.
 
+
 def bias_gelu(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     return F.gelu(x + bias)
 
@@ -56,8 +57,9 @@ def swiglu(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return F.silu(a) * b
 
 
-def residual_layernorm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
-                       eps: float = 1e-5) -> torch.Tensor:
+def residual_layernorm(
+    x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5
+) -> torch.Tensor:
     return F.layer_norm(x + residual, x.shape[-1:], weight, bias, eps)
 
 
@@ -68,6 +70,7 @@ def residual_layernorm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Te
 # data that is still wanted (the bias, the LayerNorm weights). Offsets stay int32, which
 # catalog.MAX_ELEMENTS guarantees is enough, because 64-bit index math costs registers and instructions
 # in a kernel that has little else to do.
+
 
 @triton.jit
 def erf_fast(x):
@@ -83,8 +86,16 @@ def erf_fast(x):
 
 
 @triton.jit
-def bias_gelu_kernel(x_ptr, bias_ptr, y_ptr, n_rows, n_cols, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                     LIBDEVICE_ERF: tl.constexpr = False):
+def bias_gelu_kernel(
+    x_ptr,
+    bias_ptr,
+    y_ptr,
+    n_rows,
+    n_cols,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    LIBDEVICE_ERF: tl.constexpr = False,
+):
     # A 1D grid over BLOCK_M x BLOCK_N tiles. The tile's slice of the bias is loaded once and
     # broadcast down its rows: a per-element gather (bias[offset % n_cols]) would cost a scalar
     # load per element, where the tile gets 16-byte vector loads along the row.
@@ -119,8 +130,9 @@ def swiglu_kernel(a_ptr, b_ptr, y_ptr, n_elements, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def residual_layernorm_kernel(x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, n_rows, n_cols, eps,
-                              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def residual_layernorm_kernel(
+    x_ptr, r_ptr, w_ptr, b_ptr, y_ptr, n_rows, n_cols, eps, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr
+):
     # BLOCK_M whole rows per program (BLOCK_N >= n_cols): the row stays in registers, so the mean
     # and the variance are exact two-pass sums over values already loaded, and each byte crosses
     # memory once. Several rows per program keep short rows from leaving most threads idle.
@@ -172,20 +184,27 @@ def layernorm_config(n_rows: int, n_cols: int) -> tuple[int, int, int]:
     return block_m, block_n, min(16, max(4, block_m * block_n // 512))
 
 
-def bias_gelu_triton(x: torch.Tensor, bias: torch.Tensor, out: torch.Tensor | None = None,
-                     config: tuple[int, int, int] | None = None, libdevice_erf: bool = False) -> torch.Tensor:
+def bias_gelu_triton(
+    x: torch.Tensor,
+    bias: torch.Tensor,
+    out: torch.Tensor | None = None,
+    config: tuple[int, int, int] | None = None,
+    libdevice_erf: bool = False,
+) -> torch.Tensor:
     assert x.is_contiguous() and bias.is_contiguous()
     n_rows, n_cols = x.shape
     out = torch.empty_like(x) if out is None else out
     block_m, block_n, warps = config or bias_gelu_config(n_rows, n_cols)
     grid = (triton.cdiv(n_rows, block_m) * triton.cdiv(n_cols, block_n),)
-    bias_gelu_kernel[grid](x, bias, out, n_rows, n_cols, BLOCK_M=block_m, BLOCK_N=block_n,
-                           LIBDEVICE_ERF=libdevice_erf, num_warps=warps)
+    bias_gelu_kernel[grid](
+        x, bias, out, n_rows, n_cols, BLOCK_M=block_m, BLOCK_N=block_n, LIBDEVICE_ERF=libdevice_erf, num_warps=warps
+    )
     return out
 
 
-def swiglu_triton(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None,
-                  config: tuple[int, int] | None = None) -> torch.Tensor:
+def swiglu_triton(
+    a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None, config: tuple[int, int] | None = None
+) -> torch.Tensor:
     assert a.is_contiguous() and b.is_contiguous() and a.shape == b.shape
     out = torch.empty_like(a) if out is None else out
     n = a.numel()
@@ -194,15 +213,22 @@ def swiglu_triton(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = N
     return out
 
 
-def residual_layernorm_triton(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
-                              eps: float = 1e-5, out: torch.Tensor | None = None,
-                              config: tuple[int, int, int] | None = None) -> torch.Tensor:
+def residual_layernorm_triton(
+    x: torch.Tensor,
+    residual: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor,
+    eps: float = 1e-5,
+    out: torch.Tensor | None = None,
+    config: tuple[int, int, int] | None = None,
+) -> torch.Tensor:
     assert x.is_contiguous() and residual.is_contiguous()
     n_rows, n_cols = x.shape
     out = torch.empty_like(x) if out is None else out
     block_m, block_n, warps = config or layernorm_config(n_rows, n_cols)
     residual_layernorm_kernel[(triton.cdiv(n_rows, block_m),)](
-        x, residual, weight, bias, out, n_rows, n_cols, eps, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps)
+        x, residual, weight, bias, out, n_rows, n_cols, eps, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps
+    )
     return out
 
 
@@ -210,6 +236,7 @@ def residual_layernorm_triton(x: torch.Tensor, residual: torch.Tensor, weight: t
 # The bytes model: the fewest bytes a call must move (each input read once, the output written
 # once). Achieved bandwidth for every variant is this over the median time, so the variants'
 # bandwidths compare like their speeds; the eager traffic model shows why eager is slower.
+
 
 @dataclass(frozen=True)
 class Chain:
@@ -225,27 +252,39 @@ class Chain:
 
 CHAIN_TABLE: dict[str, Chain] = {
     "bias_gelu": Chain(
-        "bias_gelu", "bias + GELU", bias_gelu, bias_gelu_triton,
+        "bias_gelu",
+        "bias + GELU",
+        bias_gelu,
+        bias_gelu_triton,
         min_bytes=lambda r, c, s: (2 * r * c + c) * s,
         eager_bytes=lambda r, c, s: (4 * r * c + c) * s,
         model="fused: read x (R*C) + bias (C), write y (R*C) = (2RC + C)*itemsize; "
-              "eager: add reads x + bias and writes t, gelu reads t and writes y = (4RC + C)*itemsize",
-        eager_kernels=2),
+        "eager: add reads x + bias and writes t, gelu reads t and writes y = (4RC + C)*itemsize",
+        eager_kernels=2,
+    ),
     "swiglu": Chain(
-        "swiglu", "SwiGLU gate silu(a) * b", swiglu, swiglu_triton,
+        "swiglu",
+        "SwiGLU gate silu(a) * b",
+        swiglu,
+        swiglu_triton,
         min_bytes=lambda r, c, s: 3 * r * c * s,
         eager_bytes=lambda r, c, s: 5 * r * c * s,
         model="fused: read a, b (2RC), write y (RC) = 3RC*itemsize; "
-              "eager: silu reads a and writes t (2RC), mul reads t, b and writes y (3RC) = 5RC*itemsize",
-        eager_kernels=2),
+        "eager: silu reads a and writes t (2RC), mul reads t, b and writes y (3RC) = 5RC*itemsize",
+        eager_kernels=2,
+    ),
     "residual_layernorm": Chain(
-        "residual_layernorm", "residual add + LayerNorm", residual_layernorm, residual_layernorm_triton,
+        "residual_layernorm",
+        "residual add + LayerNorm",
+        residual_layernorm,
+        residual_layernorm_triton,
         min_bytes=lambda r, c, s: (3 * r * c + 2 * c) * s,
         eager_bytes=lambda r, c, s: (5 * r * c + 2 * c) * s,
         model="fused: read x, residual (2RC) + weight, bias (2C), write y (RC) = (3RC + 2C)*itemsize; "
-              "eager: add reads x, residual and writes h (3RC), layer_norm reads h + weight, bias and writes y "
-              "(2RC + 2C) = (5RC + 2C)*itemsize (mean/rstd, 8R bytes, left out)",
-        eager_kernels=2),
+        "eager: add reads x, residual and writes h (3RC), layer_norm reads h + weight, bias and writes y "
+        "(2RC + 2C) = (5RC + 2C)*itemsize (mean/rstd, 8R bytes, left out)",
+        eager_kernels=2,
+    ),
 }
 
 
@@ -282,8 +321,14 @@ def check_triton_kernels(device: str, dtype: str, chains=CHAINS, shapes=CHECK_SH
             inputs = make_inputs(chain, rows, cols, DTYPES[dtype], device, seed + i)
             out = torch.full((rows, cols), float("nan"), dtype=DTYPES[dtype], device=device)
             CHAIN_TABLE[chain].triton(*inputs, out=out)
-            checks.append({"name": f"{chain} triton {rows}x{cols} {dtype}", "chain": chain, "size": f"{rows}x{cols}",
-                           **compare(out, reference(chain, inputs), dtype)})
+            checks.append(
+                {
+                    "name": f"{chain} triton {rows}x{cols} {dtype}",
+                    "chain": chain,
+                    "size": f"{rows}x{cols}",
+                    **compare(out, reference(chain, inputs), dtype),
+                }
+            )
     return checks
 
 
@@ -317,11 +362,16 @@ def run(params: FusedParams, progress: ProgressFn | None = None, device: Device 
     t_start = time.perf_counter()
     prog = Progress(progress)
     dtype, itemsize = DTYPES[params.dtype], ITEMSIZE[params.dtype]
-    result = new_result("fused_vs_unfused", params, device, timing_method(device) + ". Bandwidth = modelled "
-                        "bytes (each input read once, the output written once) / median time, also as % of "
-                        "the copy bandwidth measured in this run; errors against a float32 reference. wall_ms: "
-                        "host clock over back-to-back calls, synchronized once at the end, which includes host "
-                        "overhead that per-call events can hide behind the preceding cache flush.")
+    result = new_result(
+        "fused_vs_unfused",
+        params,
+        device,
+        timing_method(device) + ". Bandwidth = modelled "
+        "bytes (each input read once, the output written once) / median time, also as % of "
+        "the copy bandwidth measured in this run; errors against a float32 reference. wall_ms: "
+        "host clock over back-to-back calls, synchronized once at the end, which includes host "
+        "overhead that per-call events can hide behind the preceding cache flush.",
+    )
     # A long-lived worker would otherwise pile recompiles onto the same code objects until Dynamo's
     # recompile limit makes torch.compile silently fall back to eager.
     torch._dynamo.reset()
@@ -336,8 +386,10 @@ def run(params: FusedParams, progress: ProgressFn | None = None, device: Device 
     if "triton" in variants and not run_triton_here:
         variants.remove("triton")
     if not device.is_cuda:
-        result.note("CPU form: torch.compile generates C++ (Inductor) here, not GPU kernels; kernel counts "
-                    "need a GPU, so eager rows count the ATen operators dispatched per call instead (aten_ops).")
+        result.note(
+            "CPU form: torch.compile generates C++ (Inductor) here, not GPU kernels; kernel counts "
+            "need a GPU, so eager rows count the ATen operators dispatched per call instead (aten_ops)."
+        )
 
     steps = len(params.chains) * len(params.sizes)
     series: dict[str, dict] = {}
@@ -352,8 +404,14 @@ def run(params: FusedParams, progress: ProgressFn | None = None, device: Device 
             size_rows = []
             for variant in variants:
                 fn = _variant_fn(variant, chain, inputs)
-                row = {"chain": chain_name, "size": f"{rows}x{cols}", "elements": rows * cols, "variant": variant,
-                       "bytes_min": min_bytes, "bytes_eager_model": chain.eager_bytes(rows, cols, itemsize)}
+                row = {
+                    "chain": chain_name,
+                    "size": f"{rows}x{cols}",
+                    "elements": rows * cols,
+                    "variant": variant,
+                    "bytes_min": min_bytes,
+                    "bytes_eager_model": chain.eager_bytes(rows, cols, itemsize),
+                }
                 try:
                     if variant == "triton":  # poisoned output: an element the kernel skips stays NaN
                         out = torch.full_like(inputs[0], float("nan"))
@@ -374,10 +432,18 @@ def run(params: FusedParams, progress: ProgressFn | None = None, device: Device 
                 row.update(
                     kernels=count_kernels(fn, device),
                     aten_ops=count_aten_ops(fn) if not device.is_cuda and variant == "eager" else None,
-                    median_ms=timing.median_ms, q25_ms=timing.q25_ms, q75_ms=timing.q75_ms,
-                    spread_pct=timing.spread_pct, reps=timing.reps, wall_ms=wall_per_call_ms(fn, device), gbps=gbps,
+                    median_ms=timing.median_ms,
+                    q25_ms=timing.q25_ms,
+                    q75_ms=timing.q75_ms,
+                    spread_pct=timing.spread_pct,
+                    reps=timing.reps,
+                    wall_ms=wall_per_call_ms(fn, device),
+                    gbps=gbps,
                     pct_of_copy=100 * gbps / roof.gbps,
-                    max_abs_error=check["max_abs_error"], rel_l2_error=check["rel_l2_error"], passed=check["passed"])
+                    max_abs_error=check["max_abs_error"],
+                    rel_l2_error=check["rel_l2_error"],
+                    passed=check["passed"],
+                )
                 size_rows.append(row)
                 result.rows.append(row)
                 s = series.setdefault(f"{chain_name} {variant}", {"name": f"{chain_name} {variant}", "x": [], "y": []})
@@ -393,8 +459,11 @@ def run(params: FusedParams, progress: ProgressFn | None = None, device: Device 
         _triton_correctness_only(params, device, result)
 
     result.artifacts["plot"] = {
-        "title": f"Achieved bandwidth, {params.dtype}", "x_label": "elements (rows x cols)", "x_scale": "log",
-        "y_label": "GB/s (modelled bytes / median time)", "series": list(series.values()),
+        "title": f"Achieved bandwidth, {params.dtype}",
+        "x_label": "elements (rows x cols)",
+        "x_scale": "log",
+        "y_label": "GB/s (modelled bytes / median time)",
+        "series": list(series.values()),
         "hlines": [{"name": "measured copy", "y": roof.gbps}],
     }
     result.elapsed_s = time.perf_counter() - t_start
@@ -416,11 +485,21 @@ def _triton_correctness_only(params: FusedParams, device: Device, result: Result
     for c in checks:
         outcome = {k: v for k, v in c.items() if k not in ("name", "chain", "size")}
         result.add_check(c["name"] + " (interpreter)", outcome)
-        result.rows.append({"chain": c["chain"], "size": c["size"], "variant": "triton (interpreter)",
-                            "median_ms": None, "max_abs_error": c["max_abs_error"],
-                            "rel_l2_error": c["rel_l2_error"], "passed": c["passed"]})
-    result.note("Triton kernels ran under TRITON_INTERPRET=1 (NumPy on the CPU, in a child process so this "
-                "one's kernels stay compiled): correctness only, their time says nothing about speed")
+        result.rows.append(
+            {
+                "chain": c["chain"],
+                "size": c["size"],
+                "variant": "triton (interpreter)",
+                "median_ms": None,
+                "max_abs_error": c["max_abs_error"],
+                "rel_l2_error": c["rel_l2_error"],
+                "passed": c["passed"],
+            }
+        )
+    result.note(
+        "Triton kernels ran under TRITON_INTERPRET=1 (NumPy on the CPU, in a child process so this "
+        "one's kernels stay compiled): correctness only, their time says nothing about speed"
+    )
 
 
 def tuning_sweep(device: Device, sizes=((16384, 8192),), dtype: str = "bfloat16") -> list[dict]:
@@ -429,11 +508,20 @@ def tuning_sweep(device: Device, sizes=((16384, 8192),), dtype: str = "bfloat16"
     roof = copy_roof(device)
     for rows, cols in sizes:
         candidates = {
-            "bias_gelu": [(bm, bn, w) for bn in (512, 1024, 2048) for tile in (2048, 4096, 8192, 16384)
-                          for w in (4, 8, 16) for bm in [max(1, tile // bn)]],
+            "bias_gelu": [
+                (bm, bn, w)
+                for bn in (512, 1024, 2048)
+                for tile in (2048, 4096, 8192, 16384)
+                for w in (4, 8, 16)
+                for bm in [max(1, tile // bn)]
+            ],
             "swiglu": [(blk, w) for blk in (1024, 2048, 4096, 8192, 16384) for w in (4, 8, 16)],
-            "residual_layernorm": [(bm, next_power_of_2(cols), w) for bm in (1, 2, 4) for w in (4, 8, 16, 32)
-                                   if bm * next_power_of_2(cols) <= 32768],
+            "residual_layernorm": [
+                (bm, next_power_of_2(cols), w)
+                for bm in (1, 2, 4)
+                for w in (4, 8, 16, 32)
+                if bm * next_power_of_2(cols) <= 32768
+            ],
         }
         for chain_name, configs in candidates.items():
             chain = CHAIN_TABLE[chain_name]
@@ -443,14 +531,36 @@ def tuning_sweep(device: Device, sizes=((16384, 8192),), dtype: str = "bfloat16"
             kwargs_list = [{}, {"libdevice_erf": True}] if chain_name == "bias_gelu" else [{}]
             for cfg in configs:
                 for kw in kwargs_list:
-                    t = measure(lambda cfg=cfg, c=chain, i=inputs, kw=kw: c.triton(*i, config=cfg, **kw), device,
-                                rep_ms=100)
+                    t = measure(
+                        lambda cfg=cfg, c=chain, i=inputs, kw=kw: c.triton(*i, config=cfg, **kw), device, rep_ms=100
+                    )
                     gbps = nbytes / (t.median_ms * 1e-3) / 1e9
-                    rows_out.append({"chain": chain_name, "size": f"{rows}x{cols}", "config": cfg, **kw,
-                                     "median_ms": t.median_ms, "gbps": gbps, "pct_of_copy": 100 * gbps / roof.gbps})
+                    rows_out.append(
+                        {
+                            "chain": chain_name,
+                            "size": f"{rows}x{cols}",
+                            "config": cfg,
+                            **kw,
+                            "median_ms": t.median_ms,
+                            "gbps": gbps,
+                            "pct_of_copy": 100 * gbps / roof.gbps,
+                        }
+                    )
     return rows_out
 
 
-COLUMNS = ("chain", "size", "variant", "kernels", "aten_ops", "median_ms", "spread_pct", "wall_ms", "gbps",
-           "pct_of_copy", "speedup_vs_eager", "max_abs_error", "passed")
-
+COLUMNS = (
+    "chain",
+    "size",
+    "variant",
+    "kernels",
+    "aten_ops",
+    "median_ms",
+    "spread_pct",
+    "wall_ms",
+    "gbps",
+    "pct_of_copy",
+    "speedup_vs_eager",
+    "max_abs_error",
+    "passed",
+)

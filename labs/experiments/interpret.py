@@ -24,10 +24,19 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 def run_interpreter(experiment: str, kwargs: dict, timeout_s: float = 300) -> list[dict]:
     """Parent side: start the child, return its checks (list of dicts with name, max_abs_error, passed...)."""
-    env = {**os.environ, "TRITON_INTERPRET": "1",
-           "PYTHONPATH": os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)}
-    proc = subprocess.run([sys.executable, "-m", "labs.experiments.interpret", experiment, json.dumps(kwargs)],
-                          cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
+    env = {
+        **os.environ,
+        "TRITON_INTERPRET": "1",
+        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "labs.experiments.interpret", experiment, json.dumps(kwargs)],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"interpreter check for {experiment} failed:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -32,8 +32,11 @@ def count_kernels(fn: Callable[[], Any], device: Device, calls: int = 3) -> int 
                 fn()
             torch.cuda.synchronize()
         events = prof.events()
-    kernels = [e for e in events if e.device_type == torch.autograd.DeviceType.CUDA
-               and not e.name.startswith(("Memcpy", "Memset", "[memory]"))]
+    kernels = [
+        e
+        for e in events
+        if e.device_type == torch.autograd.DeviceType.CUDA and not e.name.startswith(("Memcpy", "Memset", "[memory]"))
+    ]
     return round(len(kernels) / calls)
 
 

@@ -86,8 +86,12 @@ def run(params: LaunchParams, progress: ProgressFn | None = None, device: Device
     t_start = time.perf_counter()
     prog = Progress(progress)
     dtype = DTYPES[params.dtype]
-    result = new_result("launch_overhead", params, device, timing_method(device) + ". Per-kernel time = median "
-                        "time per call / ops in the chain (each op is one kernel).")
+    result = new_result(
+        "launch_overhead",
+        params,
+        device,
+        timing_method(device) + ". Per-kernel time = median time per call / ops in the chain (each op is one kernel).",
+    )
     if not device.is_cuda:
         result.note("CUDA Graphs need a GPU: the CPU form times eager PyTorch only, per op")
     series = {"eager": [], "graph": []}
@@ -95,8 +99,9 @@ def run(params: LaunchParams, progress: ProgressFn | None = None, device: Device
         prog(5 + 90 * li / len(params.lengths), f"chain of {length} ops")
         chain, reference, x = make_chain(length, params.hidden, dtype, device.torch_device, seed=li)
         eager_out = chain(x)
-        result.add_check(f"eager {length} ops vs float64", compare(eager_out, reference(x.double()), params.dtype,
-                                                                  scale=4))
+        result.add_check(
+            f"eager {length} ops vs float64", compare(eager_out, reference(x.double()), params.dtype, scale=4)
+        )
         fns = {"eager": lambda chain=chain, x=x: chain(x)}
         if device.is_cuda:
             replay, static_out = capture_graph(chain, x)
@@ -111,14 +116,24 @@ def run(params: LaunchParams, progress: ProgressFn | None = None, device: Device
             timing = measure(fn, device)
             per_kernel_us = 1e3 * timing.median_ms / length
             eager_ms = timing.median_ms if variant == "eager" else eager_ms
-            row = {"length": length, "variant": variant, "kernels": count_kernels(fn, device),
-                   "median_ms": timing.median_ms, "q25_ms": timing.q25_ms, "q75_ms": timing.q75_ms,
-                   "spread_pct": timing.spread_pct, "reps": timing.reps, "us_per_kernel": per_kernel_us,
-                   "speedup_vs_eager": eager_ms / timing.median_ms}
+            row = {
+                "length": length,
+                "variant": variant,
+                "kernels": count_kernels(fn, device),
+                "median_ms": timing.median_ms,
+                "q25_ms": timing.q25_ms,
+                "q75_ms": timing.q75_ms,
+                "spread_pct": timing.spread_pct,
+                "reps": timing.reps,
+                "us_per_kernel": per_kernel_us,
+                "speedup_vs_eager": eager_ms / timing.median_ms,
+            }
             result.rows.append(row)
             series[variant].append((length, per_kernel_us))
     result.artifacts["plot"] = {
-        "title": "Time per kernel vs chain length", "x_label": "ops in the chain", "y_label": "µs per kernel",
+        "title": "Time per kernel vs chain length",
+        "x_label": "ops in the chain",
+        "y_label": "µs per kernel",
         "series": [{"name": k, "x": [p[0] for p in v], "y": [p[1] for p in v]} for k, v in series.items() if v],
     }
     result.elapsed_s = time.perf_counter() - t_start

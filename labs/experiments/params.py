@@ -32,9 +32,16 @@ class ParamError(ValueError):
         self.message = message
 
 
-def param(default: Any, help: str, *, min: float | None = None, max: float | None = None,
-          choices: tuple | None = None, max_items: int | None = None,
-          parse: Callable[[str, Any], Any] | None = None) -> Any:
+def param(
+    default: Any,
+    help: str,
+    *,
+    min: float | None = None,
+    max: float | None = None,
+    choices: tuple | None = None,
+    max_items: int | None = None,
+    parse: Callable[[str, Any], Any] | None = None,
+) -> Any:
     """A dataclass field that carries its bounds; `Params.check_bounds` enforces them.
 
     min/max apply to every number in the value (each item of a tuple, each side of a size);
@@ -93,8 +100,13 @@ def parse_sizes(name: str, value: Any) -> tuple[tuple[int, int], ...]:
     """'64x8192,4096x8192' or [[64, 8192], '4096x8192'] -> ((64, 8192), (4096, 8192))."""
     sizes = []
     for item in _items(name, value):
-        parts = item.lower().split("x") if isinstance(item, str) else list(item) if isinstance(item, (list, tuple)) \
+        parts = (
+            item.lower().split("x")
+            if isinstance(item, str)
+            else list(item)
+            if isinstance(item, (list, tuple))
             else None
+        )
         if not parts or len(parts) != 2:
             raise ParamError(name, f"expected sizes like 64x8192, got {item!r}")
         sizes.append((parse_int(name, parts[0]), parse_int(name, parts[1])))
@@ -179,8 +191,11 @@ class Params:
         need = self.working_set_bytes()
         # 10% headroom for the CUDA context, allocator slack and the timer's cache-flush buffer.
         if device_memory_bytes and need > 0.9 * device_memory_bytes:
-            raise ParamError(self.memory_field, f"working set about {human_bytes(need)} does not fit in the "
-                             f"device's {human_bytes(device_memory_bytes)} (90% usable)")
+            raise ParamError(
+                self.memory_field,
+                f"working set about {human_bytes(need)} does not fit in the "
+                f"device's {human_bytes(device_memory_bytes)} (90% usable)",
+            )
 
     def to_dict(self) -> dict:
         return json_safe(dataclasses.asdict(self))
@@ -192,9 +207,16 @@ class Params:
         out = []
         for f in dataclasses.fields(cls):
             meta = f.metadata
-            out.append({"name": f.name, "default": json_safe(getattr(base, f.name)), "help": meta.get("help", ""),
-                        **{k: json_safe(meta[k]) for k in ("min", "max", "choices", "max_items")
-                           if meta.get(k) is not None}})
+            out.append(
+                {
+                    "name": f.name,
+                    "default": json_safe(getattr(base, f.name)),
+                    "help": meta.get("help", ""),
+                    **{
+                        k: json_safe(meta[k]) for k in ("min", "max", "choices", "max_items") if meta.get(k) is not None
+                    },
+                }
+            )
         return out
 
 

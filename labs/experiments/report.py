@@ -7,8 +7,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 def versions_text(versions: Mapping[str, str | None]) -> str:
     """Library versions on one line ("python 3.11.9, torch 2.13.0, ..."), saying when flash-attn is absent."""
-    return ", ".join(f"{k} {v}" for k, v in versions.items() if v) + \
-        ("" if versions.get("flash_attn") else ", flash-attn not installed")
+    return ", ".join(f"{k} {v}" for k, v in versions.items() if v) + (
+        "" if versions.get("flash_attn") else ", flash-attn not installed"
+    )
 
 
 def fmt_value(column: str, value) -> str:
@@ -59,9 +60,11 @@ def format_result(result: dict, columns: Sequence[str]) -> str:
         parts.append(f"copy roof: {roof['gbps']:,.0f} GB/s ({roof['method']})")
     parts += ["", format_table(result["rows"], columns), ""]
     max_err = checks["max_abs_error"]
-    parts.append(f"checks: {len(checks['items']) - len(failed)}/{len(checks['items'])} passed"
-                 + (f", max abs error {max_err:.1e}" if max_err is not None else "")
-                 + (f"; FAILED: {', '.join(failed)}" if failed else ""))
+    parts.append(
+        f"checks: {len(checks['items']) - len(failed)}/{len(checks['items'])} passed"
+        + (f", max abs error {max_err:.1e}" if max_err is not None else "")
+        + (f"; FAILED: {', '.join(failed)}" if failed else "")
+    )
     parts += [f"note: {n}" for n in result["notes"]]
     if result.get("elapsed_s") is not None:
         parts.append(f"ran in {result['elapsed_s']:.1f} s")

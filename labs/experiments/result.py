@@ -58,22 +58,38 @@ class Result:
     @property
     def checks(self) -> dict:
         errors = [c["max_abs_error"] for c in self.check_items if c.get("max_abs_error") is not None]
-        return {"passed": all(c["passed"] for c in self.check_items),
-                "max_abs_error": max(errors) if errors else None,
-                "items": self.check_items}
+        return {
+            "passed": all(c["passed"] for c in self.check_items),
+            "max_abs_error": max(errors) if errors else None,
+            "items": self.check_items,
+        }
 
     def to_dict(self) -> dict:
-        return json_safe({
-            "experiment": self.experiment, "params": self.params, "device": self.device,
-            "versions": self.versions, "method": self.method, "rows": self.rows, "notes": self.notes,
-            "checks": self.checks, "artifacts": self.artifacts, "elapsed_s": self.elapsed_s,
-        })
+        return json_safe(
+            {
+                "experiment": self.experiment,
+                "params": self.params,
+                "device": self.device,
+                "versions": self.versions,
+                "method": self.method,
+                "rows": self.rows,
+                "notes": self.notes,
+                "checks": self.checks,
+                "artifacts": self.artifacts,
+                "elapsed_s": self.elapsed_s,
+            }
+        )
 
 
 def new_result(experiment: str, params: Params, device: Device, method: str) -> Result:
     """An empty Result that already names the device, the library versions and the method."""
-    return Result(experiment=experiment, params=params.to_dict(), device=device.to_dict(),
-                  versions=dict(library_versions()), method=method)
+    return Result(
+        experiment=experiment,
+        params=params.to_dict(),
+        device=device.to_dict(),
+        versions=dict(library_versions()),
+        method=method,
+    )
 
 
 class Progress:

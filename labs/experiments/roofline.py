@@ -52,9 +52,17 @@ def cache_dir() -> Path:
 
 def cache_key(device: Mapping, versions: Mapping, matmul_size: int, dtype: str) -> dict:
     """What a calibration depends on: the device, the library versions and the compute roof's matmul."""
-    key = {"device": device["name"], "kind": device["kind"], "capability": device.get("capability"),
-           "memory_bytes": device.get("memory_bytes"), "torch": versions.get("torch"), "cuda": versions.get("cuda"),
-           "triton": versions.get("triton"), "matmul_size": matmul_size, "dtype": dtype}
+    key = {
+        "device": device["name"],
+        "kind": device["kind"],
+        "capability": device.get("capability"),
+        "memory_bytes": device.get("memory_bytes"),
+        "torch": versions.get("torch"),
+        "cuda": versions.get("cuda"),
+        "triton": versions.get("triton"),
+        "matmul_size": matmul_size,
+        "dtype": dtype,
+    }
     if device["kind"] != "cuda":
         key["torch_threads"] = device.get("torch_threads")
     return key
@@ -117,16 +125,25 @@ def measure_roofs(device: Device, matmul_size: int, dtype: str, *, fresh_copy_ro
     if device.is_cuda:
         torch.cuda.empty_cache()
     tf32 = device.is_cuda and dtype == "float32" and torch.backends.cuda.matmul.allow_tf32
-    compute_method = (f"torch.mm of two {n}x{n} {dtype} matrices into a preallocated output"
-                      f"{' (TF32 allowed)' if tf32 else ''}: 2*n^3 FLOP over the median time; "
-                      + timing_method(device))
+    compute_method = (
+        f"torch.mm of two {n}x{n} {dtype} matrices into a preallocated output"
+        f"{' (TF32 allowed)' if tf32 else ''}: 2*n^3 FLOP over the median time; " + timing_method(device)
+    )
     return {
-        "device": device.name, "kind": device.kind, "description": device.describe(),
+        "device": device.name,
+        "kind": device.kind,
+        "description": device.describe(),
         "measured_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "bandwidth_bytes_per_s": bw, "bandwidth_gbps": copy.gbps, "bandwidth_method": copy.method,
+        "bandwidth_bytes_per_s": bw,
+        "bandwidth_gbps": copy.gbps,
+        "bandwidth_method": copy.method,
         "bandwidth_timing": copy.timing.to_dict(),
-        "compute_flops_per_s": peak, "compute_tflops": peak / 1e12, "compute_dtype": dtype, "matmul_size": n,
-        "compute_method": compute_method, "compute_timing": timing.to_dict(),
+        "compute_flops_per_s": peak,
+        "compute_tflops": peak / 1e12,
+        "compute_dtype": dtype,
+        "matmul_size": n,
+        "compute_method": compute_method,
+        "compute_timing": timing.to_dict(),
         "ridge_flop_per_byte": peak / bw,
     }
 
@@ -157,8 +174,7 @@ def calibrate(device: Device, params: RooflineParams, progress: ProgressFn | Non
             return cached, {"hit": True, "path": str(path)}
     if progress:
         progress(10, f"measuring the bandwidth and compute roofs (matmul {params.matmul_size}^3 {params.dtype})")
-    roofs = {**measure_roofs(device, params.matmul_size, params.dtype, fresh_copy_roof=params.recalibrate),
-             "key": key}
+    roofs = {**measure_roofs(device, params.matmul_size, params.dtype, fresh_copy_roof=params.recalibrate), "key": key}
     info = {"hit": False, "path": str(path)}
     try:
         store(roofs)
@@ -215,24 +231,44 @@ def place(points: Iterable[Sequence | Mapping], roofs: Mapping) -> list[dict]:
         # holds for a kernel that does no arithmetic at all (a copy).
         pct = 100 * (achieved_bw / bw if bound == "memory" else achieved / peak)
         if bound == "memory":
-            verdict = (f"{p['name']} is memory-bound: at {ai:.3g} FLOP/byte it sits left of the ridge point "
-                       f"({ridge:.3g} FLOP/byte), so the bandwidth roof caps it at {_fmt_rate(attainable)}; it moves "
-                       f"{_fmt_bw(achieved_bw)}, {pct:.0f}% of the {_fmt_bw(bw)} roof")
+            verdict = (
+                f"{p['name']} is memory-bound: at {ai:.3g} FLOP/byte it sits left of the ridge point "
+                f"({ridge:.3g} FLOP/byte), so the bandwidth roof caps it at {_fmt_rate(attainable)}; it moves "
+                f"{_fmt_bw(achieved_bw)}, {pct:.0f}% of the {_fmt_bw(bw)} roof"
+            )
         else:
-            verdict = (f"{p['name']} is compute-bound: at {ai:.3g} FLOP/byte it sits right of the ridge point "
-                       f"({ridge:.3g} FLOP/byte), so the compute roof caps it at {_fmt_rate(peak)}; it reaches "
-                       f"{_fmt_rate(achieved)}, {pct:.0f}% of that roof")
+            verdict = (
+                f"{p['name']} is compute-bound: at {ai:.3g} FLOP/byte it sits right of the ridge point "
+                f"({ridge:.3g} FLOP/byte), so the compute roof caps it at {_fmt_rate(peak)}; it reaches "
+                f"{_fmt_rate(achieved)}, {pct:.0f}% of that roof"
+            )
         if pct < LOW_PCT:
-            verdict += (", so far below it that something else holds it back (launch overhead, latency, too "
-                        "little parallelism)")
+            verdict += (
+                ", so far below it that something else holds it back (launch overhead, latency, too little parallelism)"
+            )
         elif pct > 105:
-            verdict += (", above the roof: its bytes model counts traffic a cache served, or the roof was "
-                        "measured under other conditions")
-        out.append({**p, "flops": flops, "bytes": nbytes, "seconds": seconds, "arithmetic_intensity": ai,
-                    "achieved_flops_per_s": achieved, "achieved_tflops": achieved / 1e12,
-                    "achieved_bytes_per_s": achieved_bw, "achieved_gbps": achieved_bw / 1e9,
-                    "attainable_flops_per_s": attainable, "pct_of_roof": pct, "bound": bound,
-                    "ridge_flop_per_byte": ridge, "verdict": verdict + "."})
+            verdict += (
+                ", above the roof: its bytes model counts traffic a cache served, or the roof was "
+                "measured under other conditions"
+            )
+        out.append(
+            {
+                **p,
+                "flops": flops,
+                "bytes": nbytes,
+                "seconds": seconds,
+                "arithmetic_intensity": ai,
+                "achieved_flops_per_s": achieved,
+                "achieved_tflops": achieved / 1e12,
+                "achieved_bytes_per_s": achieved_bw,
+                "achieved_gbps": achieved_bw / 1e9,
+                "attainable_flops_per_s": attainable,
+                "pct_of_roof": pct,
+                "bound": bound,
+                "ridge_flop_per_byte": ridge,
+                "verdict": verdict + ".",
+            }
+        )
     return out
 
 
@@ -246,14 +282,19 @@ CHAIN_FLOPS = {
     "swiglu": (3, "silu(a) * b = a * sigmoid(a) * b: 3 per element (sigmoid as one)"),
     "residual_layernorm": (8, "x + r, mean, subtract, square and sum, scale by rstd, * w + b: 8 per element"),
 }
-FUSED_ATTENTION_BYTES = ("fused kernel: Q, K, V read once and O written once, 4*B*H*N*d*s (the K/V re-reads of "
-                         "a tiled kernel served by L2)")
-NAIVE_ATTENTION_BYTES = ("attention.naive_attention, kernel by kernel: Q K^T reads Q, K and writes S (s); "
-                         ".float() reads S, writes float32 (skipped for float32); scale, [mask], softmax each read "
-                         "and write float32; .to(dtype) reads float32, writes s (skipped for float32); P V reads "
-                         "P, V and writes O")
-MATH_ATTENTION_BYTES = ("unfused lower bound: read Q, K; write S; read S; write P; read P, V; write O, with S and "
-                        "P in the input type: 4*B*H*N^2*s + 4*B*H*N*d*s")
+FUSED_ATTENTION_BYTES = (
+    "fused kernel: Q, K, V read once and O written once, 4*B*H*N*d*s (the K/V re-reads of a tiled kernel served by L2)"
+)
+NAIVE_ATTENTION_BYTES = (
+    "attention.naive_attention, kernel by kernel: Q K^T reads Q, K and writes S (s); "
+    ".float() reads S, writes float32 (skipped for float32); scale, [mask], softmax each read "
+    "and write float32; .to(dtype) reads float32, writes s (skipped for float32); P V reads "
+    "P, V and writes O"
+)
+MATH_ATTENTION_BYTES = (
+    "unfused lower bound: read Q, K; write S; read S; write P; read P, V; write O, with S and "
+    "P in the input type: 4*B*H*N^2*s + 4*B*H*N*d*s"
+)
 
 
 def naive_attention_bytes(b: int, h: int, n: int, d: int, s: int, causal: bool) -> int:
@@ -284,9 +325,18 @@ def _attention_points(result: Mapping) -> list[dict]:
             nbytes, model = 4 * b * h * n * n * s + 4 * b * h * n * d * s, MATH_ATTENTION_BYTES
         else:  # every fused variant, those registered later (the course's own kernel) included
             nbytes, model = 4 * b * h * n * d * s, FUSED_ATTENTION_BYTES
-        points.append({"name": f"attention {variant} N={n}", "flops": row["flops"], "bytes": nbytes,
-                       "seconds": row["median_ms"] * 1e-3, "experiment": "attention", "row": i,
-                       "flops_model": "4*B*H*N^2*d (halved when causal)", "bytes_model": model})
+        points.append(
+            {
+                "name": f"attention {variant} N={n}",
+                "flops": row["flops"],
+                "bytes": nbytes,
+                "seconds": row["median_ms"] * 1e-3,
+                "experiment": "attention",
+                "row": i,
+                "flops_model": "4*B*H*N^2*d (halved when causal)",
+                "bytes_model": model,
+            }
+        )
     return points
 
 
@@ -300,11 +350,20 @@ def _fused_points(result: Mapping) -> list[dict]:
         nbytes = row.get("bytes_eager_model") if eager else row.get("bytes_min")
         if not nbytes:
             continue
-        points.append({"name": f"{row['chain']} {row['variant']} {row['size']}", "flops": per_element * row["elements"],
-                       "bytes": nbytes, "seconds": row["median_ms"] * 1e-3, "experiment": "fused_vs_unfused",
-                       "row": i, "flops_model": flops_model,
-                       "bytes_model": "the eager traffic model (every intermediate a round trip)" if eager
-                       else "each input read once, the output written once"})
+        points.append(
+            {
+                "name": f"{row['chain']} {row['variant']} {row['size']}",
+                "flops": per_element * row["elements"],
+                "bytes": nbytes,
+                "seconds": row["median_ms"] * 1e-3,
+                "experiment": "fused_vs_unfused",
+                "row": i,
+                "flops_model": flops_model,
+                "bytes_model": "the eager traffic model (every intermediate a round trip)"
+                if eager
+                else "each input read once, the output written once",
+            }
+        )
     return points
 
 
@@ -318,16 +377,27 @@ def _launch_points(result: Mapping) -> list[dict]:
         length = row["length"]
         tanhs = length // 3  # ops cycle multiply, add, tanh
         nbytes = (length - tanhs) * 3 * hidden * s + tanhs * 2 * hidden * s
-        points.append({"name": f"chain of {length} ops, {row['variant']}", "flops": length * hidden, "bytes": nbytes,
-                       "seconds": row["median_ms"] * 1e-3, "experiment": "launch_overhead", "row": i,
-                       "flops_model": "one FLOP per element per op (tanh counted as one)",
-                       "bytes_model": "multiply and add read x and a parameter vector and write x (3*hidden*s); "
-                                      "tanh reads and writes x (2*hidden*s)"})
+        points.append(
+            {
+                "name": f"chain of {length} ops, {row['variant']}",
+                "flops": length * hidden,
+                "bytes": nbytes,
+                "seconds": row["median_ms"] * 1e-3,
+                "experiment": "launch_overhead",
+                "row": i,
+                "flops_model": "one FLOP per element per op (tanh counted as one)",
+                "bytes_model": "multiply and add read x and a parameter vector and write x (3*hidden*s); "
+                "tanh reads and writes x (2*hidden*s)",
+            }
+        )
     return points
 
 
-POINT_EXTRACTORS = {"attention": _attention_points, "fused_vs_unfused": _fused_points,
-                    "launch_overhead": _launch_points}
+POINT_EXTRACTORS = {
+    "attention": _attention_points,
+    "fused_vs_unfused": _fused_points,
+    "launch_overhead": _launch_points,
+}
 
 
 def points_from_result(result: Mapping) -> list[dict]:
@@ -350,16 +420,25 @@ def roofline_plot(roofs: Mapping, placed: Sequence[Mapping] = (), title: str | N
     x1 = 2.0 ** math.ceil(math.log2(max([ridge * 16, *ais])))
     series = [
         {"name": f"bandwidth roof ({_fmt_bw(bw)})", "x": [x0, ridge], "y": [x0 * bw / size, peak / size]},
-        {"name": f"compute roof ({' '.join(filter(None, (_fmt_rate(peak), roofs.get('compute_dtype'))))})",
-         "x": [ridge, x1], "y": [peak / size, peak / size]},
+        {
+            "name": f"compute roof ({' '.join(filter(None, (_fmt_rate(peak), roofs.get('compute_dtype'))))})",
+            "x": [ridge, x1],
+            "y": [peak / size, peak / size],
+        },
     ]
     for p in placed:
         if p["arithmetic_intensity"] > 0 and p["achieved_flops_per_s"] > 0:
-            series.append({"name": p["name"], "x": [p["arithmetic_intensity"]],
-                           "y": [p["achieved_flops_per_s"] / size]})
-    return {"title": title or f"Roofline: {roofs.get('device', '')} (ridge {ridge:.3g} FLOP/byte)",
-            "x_label": "arithmetic intensity (FLOP/byte)", "y_label": f"{unit}", "x_log": True, "y_log": True,
-            "series": series}
+            series.append(
+                {"name": p["name"], "x": [p["arithmetic_intensity"]], "y": [p["achieved_flops_per_s"] / size]}
+            )
+    return {
+        "title": title or f"Roofline: {roofs.get('device', '')} (ridge {ridge:.3g} FLOP/byte)",
+        "x_label": "arithmetic intensity (FLOP/byte)",
+        "y_label": f"{unit}",
+        "x_log": True,
+        "y_log": True,
+        "series": series,
+    }
 
 
 def roofline_view(result: Mapping, roofs: Mapping) -> dict:
@@ -387,35 +466,62 @@ def _run(params: RooflineParams, progress: ProgressFn | None, device: Device) ->
     prog(2, "looking for a cached calibration")
     roofs, cache = calibrate(device, params, prog)
     how = f"loaded the calibration of {roofs['measured_at']}" if cache["hit"] else "measured"
-    result = new_result("roofline", params, device,
-                        f"bandwidth roof: {roofs['bandwidth_method']}. Compute roof: {roofs['compute_method']}. "
-                        f"Ridge point = compute roof / bandwidth roof. Cached per device and library versions; "
-                        f"this run {how}.")
+    result = new_result(
+        "roofline",
+        params,
+        device,
+        f"bandwidth roof: {roofs['bandwidth_method']}. Compute roof: {roofs['compute_method']}. "
+        f"Ridge point = compute roof / bandwidth roof. Cached per device and library versions; "
+        f"this run {how}.",
+    )
     bt, ct = roofs["bandwidth_timing"], roofs["compute_timing"]
     unit, size = ("TFLOP/s", 1e12) if roofs["compute_flops_per_s"] >= 1e12 else ("GFLOP/s", 1e9)
     source = f"cache ({roofs['measured_at']})" if cache["hit"] else "measured now"
     result.rows = [
-        {"roof": "bandwidth (copy)", "value": roofs["bandwidth_gbps"], "unit": "GB/s", "median_ms": bt["median_ms"],
-         "spread_pct": bt["spread_pct"], "source": source},
-        {"roof": f"compute ({roofs['compute_dtype']} matmul {roofs['matmul_size']}^3)",
-         "value": roofs["compute_flops_per_s"] / size, "unit": unit, "median_ms": ct["median_ms"],
-         "spread_pct": ct["spread_pct"], "source": source},
-        {"roof": "ridge point", "value": roofs["ridge_flop_per_byte"], "unit": "FLOP/byte", "median_ms": None,
-         "spread_pct": None, "source": source},
+        {
+            "roof": "bandwidth (copy)",
+            "value": roofs["bandwidth_gbps"],
+            "unit": "GB/s",
+            "median_ms": bt["median_ms"],
+            "spread_pct": bt["spread_pct"],
+            "source": source,
+        },
+        {
+            "roof": f"compute ({roofs['compute_dtype']} matmul {roofs['matmul_size']}^3)",
+            "value": roofs["compute_flops_per_s"] / size,
+            "unit": unit,
+            "median_ms": ct["median_ms"],
+            "spread_pct": ct["spread_pct"],
+            "source": source,
+        },
+        {
+            "roof": "ridge point",
+            "value": roofs["ridge_flop_per_byte"],
+            "unit": "FLOP/byte",
+            "median_ms": None,
+            "spread_pct": None,
+            "source": source,
+        },
     ]
     result.artifacts["roofs"] = roofs
     result.artifacts["cache"] = cache
     result.artifacts["plot"] = roofline_plot(roofs)
-    result.note(f"Kernels with arithmetic intensity below {roofs['ridge_flop_per_byte']:.3g} FLOP/byte are "
-                f"memory-bound on this device, above it compute-bound.")
+    result.note(
+        f"Kernels with arithmetic intensity below {roofs['ridge_flop_per_byte']:.3g} FLOP/byte are "
+        f"memory-bound on this device, above it compute-bound."
+    )
     if cache["hit"]:
-        result.note(f"Calibration loaded from {cache['path']} (measured {roofs['measured_at']}); run with "
-                    f"recalibrate=true to measure again.")
+        result.note(
+            f"Calibration loaded from {cache['path']} (measured {roofs['measured_at']}); run with "
+            f"recalibrate=true to measure again."
+        )
     if cache.get("error"):
         result.note(f"The calibration could not be cached: {cache['error']}")
     if not device.is_cuda:
-        result.note(f"CPU roofs with {device.torch_threads} torch thread(s), as the CPU labs run: a float32 matmul "
-                    f"and a 64 MiB copy, not a GPU's figures.")
+        result.note(
+            f"CPU roofs with {device.torch_threads} torch thread(s), as the CPU labs run: a float32 matmul "
+            f"and a 64 MiB copy, not a GPU's figures."
+        )
     result.elapsed_s = time.perf_counter() - t_start
     prog(100, "done")
     return result

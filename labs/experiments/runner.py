@@ -17,9 +17,15 @@ from .device import Device, get_device
 from .result import ProgressFn
 
 
-def run_experiment(experiment_id: str, params: dict[str, Any] | None = None, progress: ProgressFn | None = None,
-                   device: str | Device = "auto", *, cpu_threads: int | None = None,
-                   cache_dir: str | Path | None = None) -> dict:
+def run_experiment(
+    experiment_id: str,
+    params: dict[str, Any] | None = None,
+    progress: ProgressFn | None = None,
+    device: str | Device = "auto",
+    *,
+    cpu_threads: int | None = None,
+    cache_dir: str | Path | None = None,
+) -> dict:
     """Validate for the local device, run, and return the result as a JSON-serializable dict.
 
     cpu_threads (torch threads of a CPU-form run) and cache_dir (the roofline calibration cache)

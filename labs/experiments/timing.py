@@ -57,17 +57,29 @@ def timing_method(device: Device) -> str:
     reps = f"{WARMUP_MS:g} ms warmup, then at least {MIN_REPS} repetitions over at least {REP_MS:g} ms"
     if device.is_cuda:
         if triton_or_none() is not None:
-            return (f"triton.testing.do_bench: CUDA events around each call, {reps}, the L2 cache flushed before "
-                    f"every call (a 256 MB buffer zeroed); median and interquartile range of the per-call times")
-        return (f"CUDA events around each call (triton not installed, so not do_bench), {reps}, the L2 cache "
-                f"flushed before every call (a 256 MB buffer zeroed); median and interquartile range")
-    return (f"time.perf_counter around each call on the CPU ({device.torch_threads} torch thread"
-            f"{'s' if device.torch_threads != 1 else ''}, fixed for the run so that other processes on a shared "
-            f"machine cannot stall parallel regions), {reps}; caches not flushed; median and interquartile range")
+            return (
+                f"triton.testing.do_bench: CUDA events around each call, {reps}, the L2 cache flushed before "
+                f"every call (a 256 MB buffer zeroed); median and interquartile range of the per-call times"
+            )
+        return (
+            f"CUDA events around each call (triton not installed, so not do_bench), {reps}, the L2 cache "
+            f"flushed before every call (a 256 MB buffer zeroed); median and interquartile range"
+        )
+    return (
+        f"time.perf_counter around each call on the CPU ({device.torch_threads} torch thread"
+        f"{'s' if device.torch_threads != 1 else ''}, fixed for the run so that other processes on a shared "
+        f"machine cannot stall parallel regions), {reps}; caches not flushed; median and interquartile range"
+    )
 
 
-def measure(fn: Callable[[], Any], device: Device, *, warmup_ms: float = WARMUP_MS, rep_ms: float = REP_MS,
-            min_reps: int = MIN_REPS) -> Timing:
+def measure(
+    fn: Callable[[], Any],
+    device: Device,
+    *,
+    warmup_ms: float = WARMUP_MS,
+    rep_ms: float = REP_MS,
+    min_reps: int = MIN_REPS,
+) -> Timing:
     """Time `fn` (already compiled/warm or not: the warmup absorbs that) as `timing_method` says."""
     if device.is_cuda:
         return _measure_cuda(fn, warmup_ms, rep_ms, min_reps)
@@ -92,8 +104,7 @@ def _measure_cuda(fn, warmup_ms, rep_ms, min_reps) -> Timing:
     try:
         samples = triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="all")
     except (AssertionError, TypeError):  # a triton without return_mode="all": quantiles only
-        q25, q50, q75, q0 = triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms,
-                                                    quantiles=[0.25, 0.5, 0.75, 0.0])
+        q25, q50, q75, q0 = triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=[0.25, 0.5, 0.75, 0.0])
         return Timing(q50, q25, q75, q0, None)
     return Timing.from_samples(samples)
 

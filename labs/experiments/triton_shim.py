@@ -27,6 +27,7 @@ class _NoTriton:
     def jit(fn=None, **kwargs):
         def missing(*args, **kw):
             raise RuntimeError("triton is not installed")
+
         return missing if fn is not None else (lambda f: missing)
 
     @staticmethod

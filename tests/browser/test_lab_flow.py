@@ -8,8 +8,9 @@ from tests.conftest import browser_login
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 
-def test_request_a_lab_watch_it_run_and_find_it_in_the_session(live_server, page, learner, shipped_course,
-                                                              celery_worker_process):
+def test_request_a_lab_watch_it_run_and_find_it_in_the_session(
+    live_server, page, learner, shipped_course, celery_worker_process
+):
     browser_login(page, live_server, "/labs/")
     lab = page.locator("#lab-launch_overhead")
     lab.locator("summary").click()

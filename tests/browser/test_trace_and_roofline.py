@@ -34,8 +34,9 @@ def test_step_through_a_tiling_trace(live_server, page, learner, shipped_course,
         page.screenshot(path=os.path.join(os.environ["TILEWISE_SCREENSHOTS"], "trace.png"), full_page=True)
 
 
-def test_open_a_run_on_the_roofline_after_calibrating_the_device(live_server, page, learner, shipped_course,
-                                                                  celery_worker_process):
+def test_open_a_run_on_the_roofline_after_calibrating_the_device(
+    live_server, page, learner, shipped_course, celery_worker_process
+):
     browser_login(page, live_server, "/labs/")
     lab = page.locator("#lab-launch_overhead")
     lab.locator("summary").click()

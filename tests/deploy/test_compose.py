@@ -61,7 +61,11 @@ def test_docker_compose_config_validates_when_the_client_can():
     docker = shutil.which("docker")
     if not docker or subprocess.run([docker, "compose", "version"], capture_output=True).returncode:
         pytest.skip("docker compose client not installed")
-    result = subprocess.run(shlex.split(f"{docker} compose -f docker-compose.yml config --quiet"),
-                            cwd=REPO, capture_output=True, text=True,
-                            env={"SECRET_KEY": "x" * 40, "PATH": "/usr/bin:/bin"})
+    result = subprocess.run(
+        shlex.split(f"{docker} compose -f docker-compose.yml config --quiet"),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={"SECRET_KEY": "x" * 40, "PATH": "/usr/bin:/bin"},
+    )
     assert result.returncode == 0, result.stderr

@@ -44,9 +44,13 @@ def test_naive_runs_that_would_not_fit_are_skipped_with_the_reason():
 
 
 def test_a_registered_variant_joins_the_comparison(cpu):
-    att.register_variant(att.AttentionVariant(
-        "sdpa_default", "SDPA, backend left to PyTorch",
-        lambda q, k, v, causal: (lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))))
+    att.register_variant(
+        att.AttentionVariant(
+            "sdpa_default",
+            "SDPA, backend left to PyTorch",
+            lambda q, k, v, causal: lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
+        )
+    )
     try:
         assert "sdpa_default" in att.AttentionParams.defaults_for("cpu").variants
         result = att.run(small(seq_lens="32", variants="naive,sdpa_default"), device=cpu).to_dict()
@@ -55,12 +59,15 @@ def test_a_registered_variant_joins_the_comparison(cpu):
         del att.VARIANTS["sdpa_default"]
 
 
-@pytest.mark.parametrize("values, field", [
-    ({"variants": "naive,mystery"}, "variants"),
-    ({"seq_lens": "8"}, "seq_lens"),
-    ({"head_dim": 36}, "head_dim"),
-    ({"seq_lens": "4096", "heads": 32, "head_dim": 128}, "seq_lens"),  # far too much work for a CPU
-])
+@pytest.mark.parametrize(
+    "values, field",
+    [
+        ({"variants": "naive,mystery"}, "variants"),
+        ({"seq_lens": "8"}, "seq_lens"),
+        ({"head_dim": 36}, "head_dim"),
+        ({"seq_lens": "4096", "heads": 32, "head_dim": 128}, "seq_lens"),  # far too much work for a CPU
+    ],
+)
 def test_bad_requests_are_rejected_naming_the_field(values, field):
     with pytest.raises(ParamError) as e:
         att.AttentionParams.from_dict(values, "cpu").validate(device_kind="cpu")
@@ -71,8 +78,9 @@ def test_bad_requests_are_rejected_naming_the_field(values, field):
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 @pytest.mark.parametrize("causal", [False, True])
 def test_every_available_backend_matches_the_reference_on_the_gpu(cuda, dtype, causal):
-    params = att.AttentionParams.from_dict({"seq_lens": "256,1000", "heads": 4, "head_dim": 64, "dtype": dtype,
-                                            "causal": causal})
+    params = att.AttentionParams.from_dict(
+        {"seq_lens": "256,1000", "heads": 4, "head_dim": 64, "dtype": dtype, "causal": causal}
+    )
     result = att.run(params, device=cuda).to_dict()
     assert result["checks"]["passed"], [c for c in result["checks"]["items"] if not c["passed"]]
     ran = {r["variant"] for r in result["rows"] if "median_ms" in r}

@@ -10,8 +10,9 @@ def test_bench_prints_device_versions_method_and_the_figures(capsys):
 
 
 def test_fusion_table_puts_variants_side_by_side_with_ratios():
-    result = run_experiment("fused_vs_unfused", {"sizes": "8x64,16x64", "chains": "swiglu", "variants": "eager"},
-                            device="cpu")
+    result = run_experiment(
+        "fused_vs_unfused", {"sizes": "8x64,16x64", "chains": "swiglu", "variants": "eager"}, device="cpu"
+    )
     result["rows"].append({**result["rows"][0], "variant": "compile", "median_ms": result["rows"][0]["median_ms"] / 2})
     table = bench.fusion_table(result)
     assert "speedup_compile" in table and "2.00x" in table and "copy roof" in table and "eager_wall_ms" in table

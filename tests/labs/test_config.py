@@ -36,6 +36,21 @@ def test_fewer_than_one_thread_is_refused():
 
 
 def test_cli_runs_with_the_threads_it_is_given(capsys):
-    assert cli(["run", "launch_overhead", "--device", "cpu", "--param", "lengths=2", "--param", "hidden=32",
-                "--cpu-threads", "2"]) == 0
+    assert (
+        cli(
+            [
+                "run",
+                "launch_overhead",
+                "--device",
+                "cpu",
+                "--param",
+                "lengths=2",
+                "--param",
+                "hidden=32",
+                "--cpu-threads",
+                "2",
+            ]
+        )
+        == 0
+    )
     assert "2 torch threads" in capsys.readouterr().out

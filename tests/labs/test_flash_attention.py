@@ -21,16 +21,28 @@ needs_triton = pytest.mark.skipif(triton_or_none() is None, reason="triton not i
 
 # Tiny shapes for the interpreter: N=64/128 at d=64, causal and not; a ragged N=50 (not a multiple
 # of the 32 x 16 interpreter tiles) with two batches; d=32 to show the tile size follows d.
-CPU_SHAPES = [(1, 2, 64, 64, False), (1, 2, 64, 64, True), (1, 1, 128, 64, False), (1, 1, 128, 64, True),
-              (2, 1, 50, 64, True), (1, 1, 50, 32, False)]
+CPU_SHAPES = [
+    (1, 2, 64, 64, False),
+    (1, 2, 64, 64, True),
+    (1, 1, 128, 64, False),
+    (1, 1, 128, 64, True),
+    (2, 1, 50, 64, True),
+    (1, 1, 50, 32, False),
+]
 
 
 @needs_triton
 def test_kernel_matches_float32_under_the_interpreter():
     from labs.experiments.interpret import run_interpreter
 
-    checks = run_interpreter("flash_attention", {"dtype": ["float32", "bfloat16"], "shapes": CPU_SHAPES,
-                                                 "variants": ["pointers", "tma", "tma_pipe", "tma_lazy_poly"]})
+    checks = run_interpreter(
+        "flash_attention",
+        {
+            "dtype": ["float32", "bfloat16"],
+            "shapes": CPU_SHAPES,
+            "variants": ["pointers", "tma", "tma_pipe", "tma_lazy_poly"],
+        },
+    )
     failed = [c["name"] for c in checks if not c["passed"]]
     assert not failed, failed
     variants = {c["variant"] for c in checks}
@@ -52,8 +64,13 @@ def test_interpreter_catches_a_wrong_kernel(monkeypatch):
 
 
 def test_benchmark_cli_is_its_own_module_and_shows_its_help_without_a_gpu():
-    out = subprocess.run([sys.executable, "-m", "labs.experiments.flash_attention_bench", "--help"], cwd=REPO,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "labs.experiments.flash_attention_bench", "--help"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert "--rounds" in out.stdout and "--sweep" in out.stdout and "tma,gluon" in out.stdout
 
@@ -75,10 +92,13 @@ def test_unavailable_reasons(cpu):
 
 
 @needs_triton
-@pytest.mark.parametrize("bad, match", [
-    (dict(shape=(1, 1, 16, 48)), "head dim"),
-    (dict(dtype=torch.float64), "not supported"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (dict(shape=(1, 1, 16, 48)), "head dim"),
+        (dict(dtype=torch.float64), "not supported"),
+    ],
+)
 def test_wrapper_rejects_what_it_cannot_run(bad, match):
     shape, dtype = bad.get("shape", (1, 1, 16, 64)), bad.get("dtype", torch.bfloat16)
     q = torch.zeros(shape, dtype=dtype)
@@ -90,8 +110,9 @@ def test_wrapper_rejects_what_it_cannot_run(bad, match):
 
 @needs_triton
 def test_cpu_lab_checks_it_in_the_interpreter_without_timing_it(cpu):
-    params = att.AttentionParams.from_dict({"seq_lens": "64", "heads": 2, "head_dim": 64,
-                                            "variants": "naive,triton_flash", "causal": True}, "cpu")
+    params = att.AttentionParams.from_dict(
+        {"seq_lens": "64", "heads": 2, "head_dim": 64, "variants": "naive,triton_flash", "causal": True}, "cpu"
+    )
     result = att.run(params, device=cpu).to_dict()
     assert result["checks"]["passed"]
     rows = {r["variant"]: r for r in result["rows"]}
@@ -106,8 +127,12 @@ def test_cpu_lab_checks_it_in_the_interpreter_without_timing_it(cpu):
 # On a GPU
 # ---------------------------------------------------------------------------------------------
 
-GPU_SHAPES = [(b, h, n, d, causal) for d in (64, 128) for causal in (False, True)
-              for b, h, n in ((1, 4, 128), (2, 3, 1000), (1, 2, 4096), (1, 2, 333))]
+GPU_SHAPES = [
+    (b, h, n, d, causal)
+    for d in (64, 128)
+    for causal in (False, True)
+    for b, h, n in ((1, 4, 128), (2, 3, 1000), (1, 2, 4096), (1, 2, 333))
+]
 
 
 @pytest.mark.gpu
@@ -140,8 +165,10 @@ def test_every_variant_is_exact_where_this_gpu_has_it(variant):
 
 @pytest.mark.gpu
 def test_gpu_lab_times_it_next_to_sdpa():
-    params = att.AttentionParams.from_dict({"seq_lens": "256,1000", "heads": 4, "head_dim": 64, "causal": True,
-                                            "variants": "sdpa_flash,triton_flash"}, "cuda")
+    params = att.AttentionParams.from_dict(
+        {"seq_lens": "256,1000", "heads": 4, "head_dim": 64, "causal": True, "variants": "sdpa_flash,triton_flash"},
+        "cuda",
+    )
     result = att.run(params, device=get_device("cuda")).to_dict()
     assert result["checks"]["passed"]
     timed = [r for r in result["rows"] if r["variant"] == "triton_flash"]
@@ -160,9 +187,11 @@ def _speed_line(causal: bool) -> str:
     if fg.available() is None:
         fns["gluon_flash"] = fg.build(q, k, v, causal)
     for name, backend in (("sdpa_flash", SDPBackend.FLASH_ATTENTION), ("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION)):
+
         def sdpa(backend=backend):
             with sdpa_kernel(backend):
                 return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
         fns[name] = sdpa
     tflops = {name: work / (measure(fn, get_device("cuda")).median_ms * 1e-3) / 1e12 for name, fn in fns.items()}
     rows = att.check_rows(4096, 256)
@@ -170,10 +199,15 @@ def _speed_line(causal: bool) -> str:
     for name in ours:
         check = compare(fns[name]()[:, :, rows.cuda()], att.reference_rows(q, k, v, causal, rows), "bfloat16")
         assert check["passed"], (name, check)
-    return (f"N=4096 d=128 H=32 bf16 {'causal' if causal else 'full  '}: "
-            + ", ".join(f"{name} {t:.0f} TFLOP/s" for name, t in tflops.items())
-            + "".join(f"; {name} / cuDNN {tflops[name] / tflops['sdpa_cudnn']:.2f}x, "
-                      f"/ SDPA flash {tflops[name] / tflops['sdpa_flash']:.2f}x" for name in ours))
+    return (
+        f"N=4096 d=128 H=32 bf16 {'causal' if causal else 'full  '}: "
+        + ", ".join(f"{name} {t:.0f} TFLOP/s" for name, t in tflops.items())
+        + "".join(
+            f"; {name} / cuDNN {tflops[name] / tflops['sdpa_cudnn']:.2f}x, "
+            f"/ SDPA flash {tflops[name] / tflops['sdpa_flash']:.2f}x"
+            for name in ours
+        )
+    )
 
 
 @pytest.mark.gpu

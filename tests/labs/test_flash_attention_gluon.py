@@ -53,8 +53,9 @@ def test_on_a_cpu_it_says_why_not(cpu):
 
 
 def test_cpu_lab_run_notes_it_and_still_passes(cpu):
-    params = att.AttentionParams.from_dict({"seq_lens": "64", "heads": 2, "head_dim": 64,
-                                            "variants": "naive,gluon_flash"}, "cpu")
+    params = att.AttentionParams.from_dict(
+        {"seq_lens": "64", "heads": 2, "head_dim": 64, "variants": "naive,gluon_flash"}, "cpu"
+    )
     result = att.run(params, device=cpu).to_dict()
     assert result["checks"]["passed"]
     assert any(n.startswith("gluon_flash: needs a Hopper GPU") for n in result["notes"])
@@ -75,9 +76,12 @@ def test_a_non_hopper_gpu_is_told_so(cpu, monkeypatch):
 # N = 64 and 128 fit in one key block; 1000 and 333 are ragged; 200 causal ends mid-block; 4 x 32
 # heads at N = 1000 make 1024 tiles, more than an H100 has SMs, so each persistent CTA runs several
 # (the double-buffered Q and the block count carried across tiles).
-SHAPES = [(b, h, n, d, causal) for d in (64, 128) for causal in (False, True)
-          for b, h, n in ((1, 2, 64), (1, 4, 128), (2, 3, 1000), (1, 2, 4096), (1, 2, 333), (4, 32, 1000))] + [
-    (1, 2, 200, 128, True)]
+SHAPES = [
+    (b, h, n, d, causal)
+    for d in (64, 128)
+    for causal in (False, True)
+    for b, h, n in ((1, 2, 64), (1, 4, 128), (2, 3, 1000), (1, 2, 4096), (1, 2, 333), (4, 32, 1000))
+] + [(1, 2, 200, 128, True)]
 
 
 def _check(shapes, dtype, config=None):
@@ -113,8 +117,10 @@ def test_every_swept_schedule_is_exact(config):
 def test_gpu_lab_times_it_next_to_cudnn():
     if not hopper():
         pytest.skip("needs a Hopper GPU")
-    params = att.AttentionParams.from_dict({"seq_lens": "256,1000", "heads": 4, "head_dim": 128, "causal": True,
-                                            "variants": "sdpa_cudnn,gluon_flash"}, "cuda")
+    params = att.AttentionParams.from_dict(
+        {"seq_lens": "256,1000", "heads": 4, "head_dim": 128, "causal": True, "variants": "sdpa_cudnn,gluon_flash"},
+        "cuda",
+    )
     result = att.run(params, device=get_device("cuda")).to_dict()
     assert result["checks"]["passed"]
     timed = [r for r in result["rows"] if r["variant"] == "gluon_flash"]

@@ -13,8 +13,9 @@ from labs.experiments.runner import run_experiment
 
 def trace(n, d, block_m, block_n, itemsize=2, causal=False, seed=0, **kw):
     q, k, v = ft.make_qkv(n, d, "float64", seed)
-    return ft.tiled_attention_trace(q, k, v, block_m=block_m, block_n=block_n, itemsize=itemsize, causal=causal,
-                                    **kw), (q, k, v)
+    return ft.tiled_attention_trace(
+        q, k, v, block_m=block_m, block_n=block_n, itemsize=itemsize, causal=causal, **kw
+    ), (q, k, v)
 
 
 def test_byte_counts_by_hand_n8_d4_block4_bf16():
@@ -25,8 +26,12 @@ def test_byte_counts_by_hand_n8_d4_block4_bf16():
     # Q block 1 x K/V block 1: read K1 + V1 = 64; write O1 32.       read 320, written 64
     tr, _ = trace(8, 4, 4, 4)
     assert [(s["q_block"], s["kv_block"]) for s in tr["steps"]] == [(0, 0), (0, 1), (1, 0), (1, 1)]
-    assert [(s["hbm_read_bytes"], s["hbm_written_bytes"]) for s in tr["steps"]] == \
-        [(96, 0), (160, 32), (256, 32), (320, 64)]
+    assert [(s["hbm_read_bytes"], s["hbm_written_bytes"]) for s in tr["steps"]] == [
+        (96, 0),
+        (160, 32),
+        (256, 32),
+        (320, 64),
+    ]
     assert [s["loads"] for s in tr["steps"]] == [["Q", "K", "V"], ["K", "V"], ["Q", "K", "V"], ["K", "V"]]
     assert [s["stores"] for s in tr["steps"]] == [[], ["O"], [], ["O"]]
     assert (tr["read_bytes"], tr["written_bytes"]) == (320, 64)
@@ -44,15 +49,23 @@ def test_causal_byte_counts_by_hand_skip_the_tile_above_the_diagonal():
     # Q block 0 (rows 0-3) needs only K/V block 0 (keys 0-3): read Q0, K0, V0 = 96, write O0 = 32.
     # Q block 1 (rows 4-7) needs K/V blocks 0 and 1: read Q1, K0, V0, K1, V1 = 160, write O1 = 32.
     tr, _ = trace(8, 4, 4, 4, causal=True)
-    assert [(s["q_block"], s["kv_block"], s["mask"]) for s in tr["steps"]] == \
-        [(0, 0, "partial"), (1, 0, "none"), (1, 1, "partial")]
+    assert [(s["q_block"], s["kv_block"], s["mask"]) for s in tr["steps"]] == [
+        (0, 0, "partial"),
+        (1, 0, "none"),
+        (1, 1, "partial"),
+    ]
     assert [(s["hbm_read_bytes"], s["hbm_written_bytes"]) for s in tr["steps"]] == [(96, 32), (192, 32), (256, 64)]
-    assert ft.tiled_bytes(8, 4, 4, 4, 2, causal=True) == \
-        {"read_bytes": 256, "written_bytes": 64, "total_bytes": 320, "tiles": 3}
+    assert ft.tiled_bytes(8, 4, 4, 4, 2, causal=True) == {
+        "read_bytes": 256,
+        "written_bytes": 64,
+        "total_bytes": 320,
+        "tiles": 3,
+    }
 
 
-@pytest.mark.parametrize("n,d,bm,bn,causal", [(10, 3, 4, 4, False), (37, 8, 16, 8, True), (64, 16, 8, 32, True),
-                                              (50, 5, 64, 7, False)])
+@pytest.mark.parametrize(
+    "n,d,bm,bn,causal", [(10, 3, 4, 4, False), (37, 8, 16, 8, True), (64, 16, 8, 32, True), (50, 5, 64, 7, False)]
+)
 def test_trace_ends_on_the_closed_form_totals_for_ragged_shapes(n, d, bm, bn, causal):
     tr, _ = trace(n, d, bm, bn, itemsize=4, causal=causal)
     model = ft.tiled_bytes(n, d, bm, bn, 4, causal)
@@ -138,8 +151,11 @@ def test_run_at_defaults_is_fast_json_and_carries_what_the_step_through_needs(cp
 
 
 def test_truncation_and_causal_runs_say_so(cpu):
-    result = run_experiment("flash_tiling_trace", {"seq_len": 256, "block_m": 16, "block_n": 16, "max_steps": 10,
-                                                   "causal": True}, device="cpu")
+    result = run_experiment(
+        "flash_tiling_trace",
+        {"seq_len": 256, "block_m": 16, "block_n": 16, "max_steps": 10, "causal": True},
+        device="cpu",
+    )
     tr = result["artifacts"]["trace"]
     assert (tr["steps_stored"], tr["truncated"]) == (10, True) and "scores" not in tr
     assert tr["tiles_visited"] == 16 * 17 // 2 == tr["steps_total"]
@@ -147,12 +163,20 @@ def test_truncation_and_causal_runs_say_so(cpu):
     assert any("above the diagonal" in n for n in result["notes"]) and result["checks"]["passed"]
 
 
-@pytest.mark.parametrize("values,field", [
-    ({"seq_len": 1024}, "seq_len"), ({"seq_len": 4}, "seq_len"), ({"block_m": 256}, "block_m"),
-    ({"block_n": 2}, "block_n"), ({"head_dim": 256}, "head_dim"), ({"max_steps": 5000}, "max_steps"),
-    ({"dtype": "int8"}, "dtype"), ({"compute": "float16"}, "compute"),
-    ({"seq_len": 512, "block_m": 4, "block_n": 4}, "block_n"),  # 16384 tiles
-])
+@pytest.mark.parametrize(
+    "values,field",
+    [
+        ({"seq_len": 1024}, "seq_len"),
+        ({"seq_len": 4}, "seq_len"),
+        ({"block_m": 256}, "block_m"),
+        ({"block_n": 2}, "block_n"),
+        ({"head_dim": 256}, "head_dim"),
+        ({"max_steps": 5000}, "max_steps"),
+        ({"dtype": "int8"}, "dtype"),
+        ({"compute": "float16"}, "compute"),
+        ({"seq_len": 512, "block_m": 4, "block_n": 4}, "block_n"),  # 16384 tiles
+    ],
+)
 def test_bounds_are_enforced_naming_the_field(values, field):
     with pytest.raises(ParamError) as e:
         validate_params("flash_tiling_trace", values, device_kind="cpu")

@@ -34,12 +34,15 @@ def test_catalog_lists_experiments_with_bounded_parameters(learner_client):
     assert all(e["params"] for e in body["experiments"])
 
 
-@pytest.mark.parametrize("body,field", [
-    ({"experiment": "nope"}, "experiment"),
-    ({"experiment": "fused_vs_unfused", "params": {"sizes": "64x99999999"}}, "sizes"),
-    ({"experiment": "fused_vs_unfused", "params": {"dtype": "int3"}}, "dtype"),
-    ({"experiment": "launch_overhead", "predicted_speedup": -2}, "predicted_speedup"),
-])
+@pytest.mark.parametrize(
+    "body,field",
+    [
+        ({"experiment": "nope"}, "experiment"),
+        ({"experiment": "fused_vs_unfused", "params": {"sizes": "64x99999999"}}, "sizes"),
+        ({"experiment": "fused_vs_unfused", "params": {"dtype": "int3"}}, "dtype"),
+        ({"experiment": "launch_overhead", "predicted_speedup": -2}, "predicted_speedup"),
+    ],
+)
 def test_bad_requests_are_refused_naming_the_field_and_nothing_is_queued(learner_client, body, field):
     response = post(learner_client, "/api/labs/runs/", body)
     assert response.status_code == 400
@@ -75,8 +78,11 @@ def test_another_learners_runs_are_invisible(client, learner, other_learner):
 
 @pytest.mark.services
 def test_a_run_goes_queued_running_done_on_a_real_worker(learner_client, celery_worker_process):
-    created = post(learner_client, "/api/labs/runs/", {"experiment": "launch_overhead",
-                                                       "params": {"lengths": "10,50"}, "predicted_speedup": 3})
+    created = post(
+        learner_client,
+        "/api/labs/runs/",
+        {"experiment": "launch_overhead", "params": {"lengths": "10,50"}, "predicted_speedup": 3},
+    )
     assert created.status_code == 201, created.json()
     run = wait_for(created.json()["id"], {"done", "failed"})
     assert run.status == "done", run.error
@@ -92,8 +98,9 @@ def test_a_run_goes_queued_running_done_on_a_real_worker(learner_client, celery_
 
 @pytest.mark.services
 def test_a_worker_killed_mid_run_leaves_nothing_stuck(learner_client, celery_worker_process, tmp_path):
-    created = post(learner_client, "/api/labs/runs/", {"experiment": "launch_overhead",
-                                                       "params": {"lengths": "10,50,100,200,400"}}).json()
+    created = post(
+        learner_client, "/api/labs/runs/", {"experiment": "launch_overhead", "params": {"lengths": "10,50,100,200,400"}}
+    ).json()
     wait_for(created["id"], {"running"})
     os.killpg(celery_worker_process["process"].pid, signal.SIGKILL)
     celery_worker_process["process"].wait(10)
@@ -108,8 +115,9 @@ def test_a_worker_killed_mid_run_leaves_nothing_stuck(learner_client, celery_wor
     assert failed.status == "failed" and "stopped during this run 2 times" in failed.error
 
 
-def test_with_the_broker_down_the_request_is_kept_and_says_why(learner_client, dead_broker, monkeypatch,
-                                                                django_capture_on_commit_callbacks):
+def test_with_the_broker_down_the_request_is_kept_and_says_why(
+    learner_client, dead_broker, monkeypatch, django_capture_on_commit_callbacks
+):
     import labs.services
 
     monkeypatch.setattr(labs.services, "run_lab_task", dead_broker.task(name="labs.run_lab")(lambda run_id: None))

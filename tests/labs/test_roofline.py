@@ -37,8 +37,13 @@ def test_place_memory_bound_point():
 
 def test_place_compute_bound_point_and_the_ridge_itself():
     # AI = 1e12 / 1e9 = 1000 > 100: compute-bound, attainable = the 1e14 peak. In 20 ms: 5e13, 50%.
-    (p, ridge) = rl.place([{"name": "matmul", "flops": 1e12, "bytes": 1e9, "seconds": 0.02, "extra": 7},
-                           ("at the ridge", 1e11, 1e9, 1e-3)], ROOFS)
+    (p, ridge) = rl.place(
+        [
+            {"name": "matmul", "flops": 1e12, "bytes": 1e9, "seconds": 0.02, "extra": 7},
+            ("at the ridge", 1e11, 1e9, 1e-3),
+        ],
+        ROOFS,
+    )
     assert p["bound"] == "compute" and p["attainable_flops_per_s"] == 1e14
     assert p["pct_of_roof"] == pytest.approx(50) and p["achieved_tflops"] == pytest.approx(50)
     assert p["extra"] == 7 and "compute-bound" in p["verdict"]
@@ -92,11 +97,15 @@ def test_calibration_is_measured_once_then_loaded_from_the_cache(cpu, tmp_path):
 @pytest.fixture(scope="module")
 def small_results():
     return {
-        "fused_vs_unfused": run_experiment("fused_vs_unfused", {"sizes": "8x64,16x128", "variants": "eager"},
-                                           device="cpu"),
+        "fused_vs_unfused": run_experiment(
+            "fused_vs_unfused", {"sizes": "8x64,16x128", "variants": "eager"}, device="cpu"
+        ),
         "launch_overhead": run_experiment("launch_overhead", {"lengths": "3,7", "hidden": 32}, device="cpu"),
-        "attention": run_experiment("attention", {"seq_lens": "32", "heads": 1, "head_dim": 16,
-                                                  "variants": "naive,sdpa_flash,sdpa_math"}, device="cpu"),
+        "attention": run_experiment(
+            "attention",
+            {"seq_lens": "32", "heads": 1, "head_dim": 16, "variants": "naive,sdpa_flash,sdpa_math"},
+            device="cpu",
+        ),
     }
 
 
@@ -133,26 +142,40 @@ def test_point_models_by_hand(small_results):
 
 def test_experiments_without_timings_give_no_points():
     assert rl.points_from_result({"experiment": "flash_tiling_trace", "rows": [{"seq_len": 8}]}) == []
-    assert rl.points_from_result({"experiment": "attention", "params": {"batch": 1, "heads": 1, "head_dim": 16,
-                                  "dtype": "float32", "causal": False},
-                                  "rows": [{"seq_len": 32, "variant": "naive", "flops": 1, "skipped": "oom"}]}) == []
+    assert (
+        rl.points_from_result(
+            {
+                "experiment": "attention",
+                "params": {"batch": 1, "heads": 1, "head_dim": 16, "dtype": "float32", "causal": False},
+                "rows": [{"seq_len": 32, "variant": "naive", "flops": 1, "skipped": "oom"}],
+            }
+        )
+        == []
+    )
 
 
 def test_place_and_points_need_no_torch():
-    code = ("import sys, json; from labs.experiments import roofline as rl; "
-            "r = {'experiment': 'launch_overhead', 'params': {'hidden': 32, 'dtype': 'float32'}, "
-            "'rows': [{'length': 3, 'variant': 'eager', 'median_ms': 0.01}]}; "
-            "v = rl.roofline_view(r, {'bandwidth_bytes_per_s': 1e12, 'compute_flops_per_s': 1e14}); "
-            "print(json.dumps([len(v['points']), sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('torch', 'triton', 'numpy'))]))")
+    code = (
+        "import sys, json; from labs.experiments import roofline as rl; "
+        "r = {'experiment': 'launch_overhead', 'params': {'hidden': 32, 'dtype': 'float32'}, "
+        "'rows': [{'length': 3, 'variant': 'eager', 'median_ms': 0.01}]}; "
+        "v = rl.roofline_view(r, {'bandwidth_bytes_per_s': 1e12, 'compute_flops_per_s': 1e14}); "
+        "print(json.dumps([len(v['points']), sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('torch', 'triton', 'numpy'))]))"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == [1, []]
 
 
-@pytest.mark.parametrize("values,kind,field", [({"matmul_size": 100}, "cuda", "matmul_size"),
-                                               ({"matmul_size": 4096}, "cpu", "matmul_size"),
-                                               ({"dtype": "fp8"}, "cuda", "dtype")])
+@pytest.mark.parametrize(
+    "values,kind,field",
+    [
+        ({"matmul_size": 100}, "cuda", "matmul_size"),
+        ({"matmul_size": 4096}, "cpu", "matmul_size"),
+        ({"dtype": "fp8"}, "cuda", "dtype"),
+    ],
+)
 def test_bounds_are_enforced_naming_the_field(values, kind, field):
     with pytest.raises(ParamError) as e:
         validate_params("roofline", values, device_kind=kind)
@@ -160,8 +183,10 @@ def test_bounds_are_enforced_naming_the_field(values, kind, field):
 
 
 def test_defaults_depend_on_the_device():
-    assert (validate_params("roofline", {}, device_kind="cuda").matmul_size,
-            validate_params("roofline", {}, device_kind="cuda").dtype) == (8192, "bfloat16")
+    assert (
+        validate_params("roofline", {}, device_kind="cuda").matmul_size,
+        validate_params("roofline", {}, device_kind="cuda").dtype,
+    ) == (8192, "bfloat16")
     assert validate_params("roofline", {}, device_kind="cpu").dtype == "float32"
 
 
@@ -172,8 +197,9 @@ def test_gpu_roofs_are_plausible_and_attention_lands_on_the_right_side(cuda):
     print(json.dumps(result["rows"]))
     assert roofs["bandwidth_gbps"] > 500 and roofs["compute_tflops"] > 50
     assert 20 < roofs["ridge_flop_per_byte"] < 2000
-    attention = run_experiment("attention", {"seq_lens": "256,4096", "heads": 8, "variants": "naive,sdpa_flash"},
-                               device="cuda")
+    attention = run_experiment(
+        "attention", {"seq_lens": "256,4096", "heads": 8, "variants": "naive,sdpa_flash"}, device="cuda"
+    )
     placed = {p["name"]: p for p in rl.place(rl.points_from_result(attention), roofs)}
     for p in placed.values():
         print(p["verdict"])

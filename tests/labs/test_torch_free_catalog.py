@@ -14,8 +14,13 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 # Experiment id -> (field, value outside its bounds).
-OUT_OF_BOUNDS = {"fused_vs_unfused": ("sizes", "0x1024"), "launch_overhead": ("hidden", 8),
-                 "attention": ("heads", 0), "flash_tiling_trace": ("seq_len", 4096), "roofline": ("matmul_size", 1)}
+OUT_OF_BOUNDS = {
+    "fused_vs_unfused": ("sizes", "0x1024"),
+    "launch_overhead": ("hidden", 8),
+    "attention": ("heads", 0),
+    "flash_tiling_trace": ("seq_len", 4096),
+    "roofline": ("matmul_size", 1),
+}
 
 WEB_PROCESS = textwrap.dedent("""
     import json
@@ -45,8 +50,13 @@ WEB_PROCESS = textwrap.dedent("""
 
 @pytest.fixture(scope="module")
 def web_report() -> dict:
-    proc = subprocess.run([sys.executable, "-c", WEB_PROCESS, json.dumps(OUT_OF_BOUNDS)], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", WEB_PROCESS, json.dumps(OUT_OF_BOUNDS)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -58,8 +68,9 @@ def test_catalog_and_validation_import_neither_torch_nor_triton(web_report):
 def test_defaults_validate_and_out_of_bounds_values_are_refused_naming_the_field(web_report):
     assert set(web_report["defaults"]) == {f"{e} {k}" for e in OUT_OF_BOUNDS for k in ("cuda", "cpu")}
     assert web_report["defaults"]["fused_vs_unfused cpu"]["dtype"] == "float32"
-    assert {e: error["field"] for e, error in web_report["errors"].items()} == \
-        {e: field for e, (field, _) in OUT_OF_BOUNDS.items()}
+    assert {e: error["field"] for e, error in web_report["errors"].items()} == {
+        e: field for e, (field, _) in OUT_OF_BOUNDS.items()
+    }
     assert "below the minimum" in web_report["errors"]["launch_overhead"]["message"]
 
 

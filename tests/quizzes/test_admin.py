@@ -38,11 +38,20 @@ def test_change_page_shows_the_fields_of_the_kind(shipped_course, staff_client, 
 
 
 def _form_data(card):
-    data = {"course": card.course_id, "slug": card.slug, "kind": card.kind, "prompt": card.prompt,
-            "answer": card.answer, "explanation": card.explanation, "source_file": card.source_file,
-            "position": card.position, "sections": [s.pk for s in card.sections.all()],
-            "topics": [t.pk for t in card.topics.all()],
-            "edits-TOTAL_FORMS": "0", "edits-INITIAL_FORMS": "0"}
+    data = {
+        "course": card.course_id,
+        "slug": card.slug,
+        "kind": card.kind,
+        "prompt": card.prompt,
+        "answer": card.answer,
+        "explanation": card.explanation,
+        "source_file": card.source_file,
+        "position": card.position,
+        "sections": [s.pk for s in card.sections.all()],
+        "topics": [t.pk for t in card.topics.all()],
+        "edits-TOTAL_FORMS": "0",
+        "edits-INITIAL_FORMS": "0",
+    }
     if card.reversible:
         data["reversible"] = "on"
     return data

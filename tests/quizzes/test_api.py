@@ -13,16 +13,16 @@ def test_learners_read_cards_filtered_by_kind(shipped_course, learner_client):
 
 def test_learners_cannot_write_content(shipped_course, learner_client):
     card = Card.objects.first()
-    response = learner_client.patch(f"/api/cards/{card.pk}/", {"prompt": "hacked"},
-                                    content_type="application/json")
+    response = learner_client.patch(f"/api/cards/{card.pk}/", {"prompt": "hacked"}, content_type="application/json")
     assert response.status_code == 403
     assert Card.objects.get(pk=card.pk).prompt != "hacked"
 
 
 def test_staff_edit_through_the_api_is_recorded(shipped_course, staff_client, staff):
     card = Card.objects.filter(kind="recall").first()
-    response = staff_client.patch(f"/api/cards/{card.pk}/", {"prompt": "A sharper prompt"},
-                                  content_type="application/json")
+    response = staff_client.patch(
+        f"/api/cards/{card.pk}/", {"prompt": "A sharper prompt"}, content_type="application/json"
+    )
     assert response.status_code == 200
     assert response.json()["prompt_html"] == "<p>A sharper prompt</p>\n"
     edit = CardEdit.objects.get(card=card)
@@ -31,8 +31,7 @@ def test_staff_edit_through_the_api_is_recorded(shipped_course, staff_client, st
 
 def test_invalid_edit_is_a_400_naming_the_field(shipped_course, staff_client):
     card = Card.objects.filter(kind="numeric").first()
-    response = staff_client.patch(f"/api/cards/{card.pk}/", {"tolerance": 5},
-                                  content_type="application/json")
+    response = staff_client.patch(f"/api/cards/{card.pk}/", {"tolerance": 5}, content_type="application/json")
     assert response.status_code == 400 and "tolerance" in response.json()
     assert CardEdit.objects.count() == 0
 
@@ -53,8 +52,9 @@ def test_a_section_of_another_course_is_a_400_on_sections(shipped_course, staff_
     lesson = Lesson.objects.create(course=other, slug="intro", title="Intro")
     Section.objects.create(course=other, lesson=lesson, slug="elsewhere", title="Elsewhere", body="Text.")
     card = Card.objects.filter(kind="recall").first()
-    response = staff_client.patch(f"/api/cards/{card.pk}/", {"sections": ["elsewhere"]},
-                                  content_type="application/json")
+    response = staff_client.patch(
+        f"/api/cards/{card.pk}/", {"sections": ["elsewhere"]}, content_type="application/json"
+    )
     assert response.status_code == 400
     assert response.json() == {"sections": ["Sections must belong to the card's course."]}
     assert CardEdit.objects.count() == 0

@@ -39,9 +39,19 @@ def test_the_shipped_course_meets_the_syllabus():
         assert kinds.count(kind) >= 15, kind
     assert kinds.count("recall") >= 1
     assert {s["id"] for s in data.sections} >= {
-        "kernels-launch-cost", "memory-hierarchy", "fusion", "cuda-graphs", "flashattention", "roofline",
-        "memory-wall", "paged-kv", "warps-shuffles-banks", "pipelining-async-copies", "prefill-vs-decode",
-        "multi-gpu"}
+        "kernels-launch-cost",
+        "memory-hierarchy",
+        "fusion",
+        "cuda-graphs",
+        "flashattention",
+        "roofline",
+        "memory-wall",
+        "paged-kv",
+        "warps-shuffles-banks",
+        "pipelining-async-copies",
+        "prefill-vs-decode",
+        "multi-gpu",
+    }
 
 
 def test_every_section_is_practised_by_some_card():
@@ -69,6 +79,7 @@ def test_malformed_yaml_names_the_file(course_dir):
 def test_unknown_kind_names_file_card_and_field(course_dir):
     def edit(cards):
         cards[0]["kind"] = "essay"
+
     _edit_cards(course_dir, "recall.yaml", edit)
     first = yaml.safe_load((course_dir / "cards" / "recall.yaml").read_text())["cards"][0]["id"]
     assert f"cards/recall.yaml: card {first}: field 'kind': unknown kind 'essay'" in _errors(course_dir)
@@ -78,16 +89,35 @@ def _first_choice_card(cards):
     return next(c for c in cards if c.get("choices"))
 
 
-@pytest.mark.parametrize("name, edit, message", [
-    ("interview.yaml", lambda cards: cards[0].pop("common_wrong_answer"), "field 'common_wrong_answer': is required"),
-    ("glossary.yaml", lambda cards: cards[0].update(bakc="typo"), "field 'bakc': unknown field"),
-    ("numeric.yaml", lambda cards: cards[0].update(sections=["no-such-section"]),
-     "field 'sections': unknown id 'no-such-section'"),
-    ("predict.yaml", lambda cards: _first_choice_card(cards).update(answer="something else"),
-     "field 'answer': must be one of the choices"),
-    ("numeric.yaml", lambda cards: cards[0].update(answer="about a gigabyte"), "field 'answer': must be a number"),
-], ids=["missing required field", "misspelt field rejected not ignored", "unknown section reference",
-        "predict answer not among the choices", "numeric answer not a number"])
+@pytest.mark.parametrize(
+    "name, edit, message",
+    [
+        (
+            "interview.yaml",
+            lambda cards: cards[0].pop("common_wrong_answer"),
+            "field 'common_wrong_answer': is required",
+        ),
+        ("glossary.yaml", lambda cards: cards[0].update(bakc="typo"), "field 'bakc': unknown field"),
+        (
+            "numeric.yaml",
+            lambda cards: cards[0].update(sections=["no-such-section"]),
+            "field 'sections': unknown id 'no-such-section'",
+        ),
+        (
+            "predict.yaml",
+            lambda cards: _first_choice_card(cards).update(answer="something else"),
+            "field 'answer': must be one of the choices",
+        ),
+        ("numeric.yaml", lambda cards: cards[0].update(answer="about a gigabyte"), "field 'answer': must be a number"),
+    ],
+    ids=[
+        "missing required field",
+        "misspelt field rejected not ignored",
+        "unknown section reference",
+        "predict answer not among the choices",
+        "numeric answer not a number",
+    ],
+)
 def test_a_bad_card_field_is_named(course_dir, name, edit, message):
     _edit_cards(course_dir, name, edit)
     assert message in _errors(course_dir)
@@ -98,6 +128,7 @@ def test_duplicate_card_ids_across_files_are_rejected(course_dir):
 
     def edit(cards):
         cards[0]["id"] = glossary_id
+
     _edit_cards(course_dir, "recall.yaml", edit)
     assert f"card {glossary_id}: field 'id': duplicate card id (also in" in _errors(course_dir)
 
@@ -105,15 +136,16 @@ def test_duplicate_card_ids_across_files_are_rejected(course_dir):
 def test_yaml_bomb_is_refused(course_dir):
     bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
-        for i in range(8))
+        for i in range(8)
+    )
     (course_dir / "cards" / "bomb.yaml").write_text(bomb)
     assert "YAML aliases/anchors are not allowed" in _errors(course_dir)
 
 
 def test_duplicate_keys_in_a_mapping_are_refused(course_dir):
     (course_dir / "cards" / "dup.yaml").write_text(
-        "cards:\n  - id: x-dup\n    kind: recall\n    prompt: a\n    prompt: b\n    answer: c\n"
-        "    sections: [fusion]\n")
+        "cards:\n  - id: x-dup\n    kind: recall\n    prompt: a\n    prompt: b\n    answer: c\n    sections: [fusion]\n"
+    )
     assert "duplicate key 'prompt'" in _errors(course_dir)
 
 
@@ -131,6 +163,7 @@ def test_all_errors_are_reported_at_once(course_dir):
     def edit(cards):
         cards[0]["kind"] = "essay"
         cards[1]["sections"] = []
+
     _edit_cards(course_dir, "recall.yaml", edit)
     message = _errors(course_dir)
     assert "unknown kind" in message and "needs at least one id" in message

@@ -23,8 +23,11 @@ def test_load_export_load_is_lossless(shipped_course, tmp_path):
 
 
 def test_admin_edits_are_exported_back_to_the_same_file(shipped_course, tmp_path):
-    card = shipped_course.cards.get(kind="numeric", slug__startswith="num-", position=min(
-        shipped_course.cards.filter(kind="numeric").values_list("position", flat=True)))
+    card = shipped_course.cards.get(
+        kind="numeric",
+        slug__startswith="num-",
+        position=min(shipped_course.cards.filter(kind="numeric").values_list("position", flat=True)),
+    )
     card.unit = "GiB"
     card.save()
     write_course_dir(course_to_data(shipped_course), tmp_path / "x")

@@ -19,6 +19,7 @@ def parsed_tags(html: str) -> list[tuple[str, dict]]:
     parser.feed(html)
     return parser.tags
 
+
 HOSTILE = [
     "<script>alert(1)</script>",
     '<img src="x" onerror="alert(1)">',

@@ -42,8 +42,16 @@ def test_reloading_edited_text_updates_the_same_card_and_records_it(course_dir):
     slug = doc["cards"][0]["id"]
     pk = Card.objects.get(slug=slug).pk
     doc["cards"][0]["answer"] = "A better answer."
-    doc["cards"].append({"id": "rc-brand-new", "kind": "recall", "sections": ["fusion"], "topics": [],
-                         "prompt": "New prompt", "answer": "New answer"})
+    doc["cards"].append(
+        {
+            "id": "rc-brand-new",
+            "kind": "recall",
+            "sections": ["fusion"],
+            "topics": [],
+            "prompt": "New prompt",
+            "answer": "New answer",
+        }
+    )
     path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
     report = load_course(course_dir)
     card = Card.objects.get(slug=slug)
@@ -112,8 +120,7 @@ def test_update_card_edits_the_card_and_records_who_changed_what(shipped_course,
 def test_update_card_refuses_a_section_of_another_course_and_changes_nothing(shipped_course, staff):
     other = Course.objects.create(slug="other-course", title="Other")
     lesson = Lesson.objects.create(course=other, slug="intro", title="Intro")
-    foreign = Section.objects.create(course=other, lesson=lesson, slug="elsewhere", title="Elsewhere",
-                                     body="Text.")
+    foreign = Section.objects.create(course=other, lesson=lesson, slug="elsewhere", title="Elsewhere", body="Text.")
     card = shipped_course.cards.filter(kind="recall").first()
     prompt, sections = card.prompt, set(card.sections.all())
     with pytest.raises(ValidationError) as info:

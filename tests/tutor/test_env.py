@@ -34,8 +34,7 @@ def test_database_url_defaults_to_sqlite_and_parses_postgres(monkeypatch):
     assert env_database("DATABASE_URL", "sqlite:////tmp/x.sqlite3")["ENGINE"].endswith("sqlite3")
     monkeypatch.setenv("DATABASE_URL", "postgres://u:p@db:5433/tw")
     cfg = env_database("DATABASE_URL", "sqlite:////tmp/x.sqlite3")
-    assert (cfg["ENGINE"], cfg["HOST"], cfg["PORT"], cfg["NAME"]) == (
-        "django.db.backends.postgresql", "db", 5433, "tw")
+    assert (cfg["ENGINE"], cfg["HOST"], cfg["PORT"], cfg["NAME"]) == ("django.db.backends.postgresql", "db", 5433, "tw")
 
 
 def test_database_url_with_unknown_scheme_is_refused(monkeypatch):
@@ -69,16 +68,18 @@ def _manage(*args: str, **env: str) -> subprocess.CompletedProcess:
 
     full_env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG"}}
     full_env.update(env)
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=full_env,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=REPO, env=full_env, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_bad_setting_stops_startup_with_one_line_naming_it():
     result = _manage("check", DEBUG="false")
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
-    assert lines == ["tilewise: configuration error: SECRET_KEY: is required when DEBUG is off "
-                     "(set a long random string)"]
+    assert lines == [
+        "tilewise: configuration error: SECRET_KEY: is required when DEBUG is off (set a long random string)"
+    ]
 
 
 def test_invalid_boolean_stops_startup_naming_the_variable():
@@ -105,8 +106,9 @@ def test_env_dir_refuses_a_file_naming_the_variable(tmp_path, monkeypatch):
         env_dir("X_DIR", None)
 
 
-@pytest.mark.parametrize("value, problem", [("0", "must be at least 1, got 0"),
-                                            ("two", "expected an integer, got 'two'")])
+@pytest.mark.parametrize(
+    "value, problem", [("0", "must be at least 1, got 0"), ("two", "expected an integer, got 'two'")]
+)
 def test_bad_labs_cpu_threads_stops_startup_with_one_line_naming_it(value, problem):
     result = _manage("check", LABS_CPU_THREADS=value)
     assert result.returncode == 2

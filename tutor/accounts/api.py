@@ -23,8 +23,7 @@ class TokenSerializer(serializers.Serializer):
 def me(request: Request) -> Response:
     """The signed-in learner."""
     user = request.user
-    return Response(MeSerializer({"id": user.id, "username": user.username,
-                                  "is_staff": user.is_staff}).data)
+    return Response(MeSerializer({"id": user.id, "username": user.username, "is_staff": user.is_staff}).data)
 
 
 @extend_schema(request=None, responses=TokenSerializer)

@@ -18,9 +18,7 @@ class EnsuredUser:
 def ensure_user(*, username: str, password: str, staff: bool = False) -> EnsuredUser:
     """Create the user if missing; an existing user (and its password) is left untouched."""
     User = get_user_model()
-    user, created = User.objects.get_or_create(
-        username=username, defaults={"is_staff": staff, "is_superuser": staff}
-    )
+    user, created = User.objects.get_or_create(username=username, defaults={"is_staff": staff, "is_superuser": staff})
     if created:
         user.set_password(password)
         user.save(update_fields=["password"])

@@ -38,8 +38,20 @@ class ReviewLogSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ReviewLog
-        fields = ["id", "card", "card_slug", "reverse", "rating", "reviewed_at", "duration_ms", "answer",
-                  "answer_correct", "state_before", "session", "undone_at"]
+        fields = [
+            "id",
+            "card",
+            "card_slug",
+            "reverse",
+            "rating",
+            "reviewed_at",
+            "duration_ms",
+            "answer",
+            "answer_correct",
+            "state_before",
+            "session",
+            "undone_at",
+        ]
 
 
 class CardStateSerializer(serializers.ModelSerializer):
@@ -47,8 +59,21 @@ class CardStateSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = CardState
-        fields = ["id", "card", "card_slug", "reverse", "state", "step", "stability", "difficulty", "due",
-                  "last_review", "reps", "lapses", "version"]
+        fields = [
+            "id",
+            "card",
+            "card_slug",
+            "reverse",
+            "state",
+            "step",
+            "stability",
+            "difficulty",
+            "due",
+            "last_review",
+            "reps",
+            "lapses",
+            "version",
+        ]
 
 
 class SubmitResponseSerializer(serializers.Serializer):
@@ -58,8 +83,16 @@ class SubmitResponseSerializer(serializers.Serializer):
     grade = serializers.DictField(allow_null=True)
 
 
-@extend_schema(request=SubmitSerializer, responses={200: SubmitResponseSerializer, 201: SubmitResponseSerializer,
-                                                    400: ErrorSerializer, 404: ErrorSerializer, 409: ErrorSerializer})
+@extend_schema(
+    request=SubmitSerializer,
+    responses={
+        200: SubmitResponseSerializer,
+        201: SubmitResponseSerializer,
+        400: ErrorSerializer,
+        404: ErrorSerializer,
+        409: ErrorSerializer,
+    },
+)
 @api_view(["POST"])
 def submit(request: Request) -> Response:
     """Rate a card. Resending the same idempotency key returns the first result (200) and records nothing."""
@@ -74,8 +107,9 @@ def submit(request: Request) -> Response:
         "review": ReviewLogSerializer(outcome.review).data,
         "state": CardStateSerializer(outcome.state).data,
         "duplicate": outcome.duplicate,
-        "grade": None if grade is None else {"correct": grade.correct, "suggested_rating": grade.suggested_rating,
-                                             "detail": grade.detail},
+        "grade": None
+        if grade is None
+        else {"correct": grade.correct, "suggested_rating": grade.suggested_rating, "detail": grade.detail},
     }
     return Response(body, status=status.HTTP_200_OK if outcome.duplicate else status.HTTP_201_CREATED)
 
@@ -105,15 +139,24 @@ def stats(request: Request) -> Response:
 
 
 class SettingsSerializer(serializers.ModelSerializer):
-    learning_steps = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=1440),
-                                           min_length=1, max_length=10)
-    relearning_steps = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=1440),
-                                             min_length=0, max_length=10)
+    learning_steps = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=1440), min_length=1, max_length=10
+    )
+    relearning_steps = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=1440), min_length=0, max_length=10
+    )
 
     class Meta:
         model = LearnerSettings
-        fields = ["desired_retention", "new_cards_per_day", "maximum_interval", "learning_steps",
-                  "relearning_steps", "timezone", "parameters"]
+        fields = [
+            "desired_retention",
+            "new_cards_per_day",
+            "maximum_interval",
+            "learning_steps",
+            "relearning_steps",
+            "timezone",
+            "parameters",
+        ]
         read_only_fields = ["parameters"]
 
     def validate_timezone(self, value: str) -> str:
@@ -142,8 +185,19 @@ def learner_settings_view(request: Request) -> Response:
 class OptimizationSerializer(serializers.ModelSerializer):
     class Meta:
         model = OptimizationRun
-        fields = ["id", "status", "created_at", "finished_at", "train_reviews", "holdout_reviews",
-                  "current_log_loss", "fitted_log_loss", "adopted", "curve", "message"]
+        fields = [
+            "id",
+            "status",
+            "created_at",
+            "finished_at",
+            "train_reviews",
+            "holdout_reviews",
+            "current_log_loss",
+            "fitted_log_loss",
+            "adopted",
+            "curve",
+            "message",
+        ]
 
 
 @extend_schema(methods=["GET"], responses=OptimizationSerializer(many=True))

@@ -65,21 +65,29 @@ def seed_learners(first: int, count: int, reviews_per_learner: int, cards: list,
                 c, _ = scheduler.review_card(c, rating, at)
                 reps += 1
                 lapses += int(was_review and rating == fsrs.Rating.Again)
-                log_buf.write(f"{user.pk}\t{card.pk}\tf\t{int(rating)}\t{at.isoformat()}\t{rng.randint(2000, 20000)}\t"
-                              f"\t\\N\t{state_before}\t{uuid.uuid4().hex}\t\\N\t\\N\t{at.isoformat()}\n")
+                log_buf.write(
+                    f"{user.pk}\t{card.pk}\tf\t{int(rating)}\t{at.isoformat()}\t{rng.randint(2000, 20000)}\t"
+                    f"\t\\N\t{state_before}\t{uuid.uuid4().hex}\t\\N\t\\N\t{at.isoformat()}\n"
+                )
                 rows += 1
                 at = max(c.due, at + timedelta(minutes=1))
-            state_buf.write(f"{user.pk}\t{card.pk}\tf\t{int(c.state)}\t{'' if c.step is None else c.step}\t"
-                            f"{c.stability}\t{c.difficulty}\t{c.due.isoformat()}\t{c.last_review.isoformat()}\t"
-                            f"{reps}\t{lapses}\t1\n".replace("\t\t", "\t\\N\t"))
+            state_buf.write(
+                f"{user.pk}\t{card.pk}\tf\t{int(c.state)}\t{'' if c.step is None else c.step}\t"
+                f"{c.stability}\t{c.difficulty}\t{c.due.isoformat()}\t{c.last_review.isoformat()}\t"
+                f"{reps}\t{lapses}\t1\n".replace("\t\t", "\t\\N\t")
+            )
     with connection.cursor() as cursor:
         raw = cursor.cursor
-        with raw.copy("COPY tutor_reviewlog (user_id, card_id, reverse, rating, reviewed_at, duration_ms, "
-                      "answer, answer_correct, state_before, idempotency_key, session_id, undone_at, created_at) "
-                      "FROM STDIN") as cp:
+        with raw.copy(
+            "COPY tutor_reviewlog (user_id, card_id, reverse, rating, reviewed_at, duration_ms, "
+            "answer, answer_correct, state_before, idempotency_key, session_id, undone_at, created_at) "
+            "FROM STDIN"
+        ) as cp:
             cp.write(log_buf.getvalue())
-        with raw.copy("COPY tutor_cardstate (user_id, card_id, reverse, state, step, stability, difficulty, due, "
-                      "last_review, reps, lapses, version) FROM STDIN") as cp:
+        with raw.copy(
+            "COPY tutor_cardstate (user_id, card_id, reverse, state, step, stability, difficulty, due, "
+            "last_review, reps, lapses, version) FROM STDIN"
+        ) as cp:
             cp.write(state_buf.getvalue())
         cursor.execute("ANALYZE tutor_reviewlog; ANALYZE tutor_cardstate;")
     return rows
@@ -129,29 +137,42 @@ def review_bench(learners: int, reviews: int, repeats: int) -> None:
     large_rows = ReviewLog.objects.count()
     seed_s = time.perf_counter() - t0
     large = measure(probe, cards, repeats)
-    others = [measure(get_user_model().objects.get(username=f"bench{i}"), cards, repeats // 4)
-              for i in (learners // 3, 2 * learners // 3)]
+    others = [
+        measure(get_user_model().objects.get(username=f"bench{i}"), cards, repeats // 4)
+        for i in (learners // 3, 2 * learners // 3)
+    ]
 
-    print(f"device: {platform.processor() or platform.machine()}, {connection.vendor} "
-          f"{connection.pg_version // 10000}, Python {platform.python_version()}")
-    print(f"method: service calls in-process (tutor.review.queue.today_queue, tutor.review.services.submit_review), "
-          f"{repeats} timed calls after 5 warm-up calls, perf_counter; median and p95")
-    print(f"seeded {large_rows:,} review-log rows for {learners} learners in {seed_s:.0f} s "
-          f"(FSRS-simulated histories over {len(cards)} cards)")
+    print(
+        f"device: {platform.processor() or platform.machine()}, {connection.vendor} "
+        f"{connection.pg_version // 10000}, Python {platform.python_version()}"
+    )
+    print(
+        f"method: service calls in-process (tutor.review.queue.today_queue, tutor.review.services.submit_review), "
+        f"{repeats} timed calls after 5 warm-up calls, perf_counter; median and p95"
+    )
+    print(
+        f"seeded {large_rows:,} review-log rows for {learners} learners in {seed_s:.0f} s "
+        f"(FSRS-simulated histories over {len(cards)} cards)"
+    )
     print(f"{'':22}{'queue median':>14}{'queue p95':>11}{'submit median':>15}{'submit p95':>12}")
     rows = [(f"{small_rows:,} rows (learner 0)", small), (f"{large_rows:,} rows (learner 0)", large)]
     rows += [(f"{large_rows:,} rows (other)", o) for o in others]
     for label, m in rows:
-        print(f"{label:22}{m['queue']['median_ms']:>12.2f}ms{m['queue']['p95_ms']:>9.2f}ms"
-              f"{m['submit']['median_ms']:>13.2f}ms{m['submit']['p95_ms']:>10.2f}ms")
-    print(f"queue cost growth from {small_rows:,} to {large_rows:,} rows: "
-          f"{large['queue']['median_ms'] / small['queue']['median_ms']:.2f}x (target <= 2x); "
-          f"submit: {large['submit']['median_ms'] / small['submit']['median_ms']:.2f}x")
+        print(
+            f"{label:22}{m['queue']['median_ms']:>12.2f}ms{m['queue']['p95_ms']:>9.2f}ms"
+            f"{m['submit']['median_ms']:>13.2f}ms{m['submit']['p95_ms']:>10.2f}ms"
+        )
+    print(
+        f"queue cost growth from {small_rows:,} to {large_rows:,} rows: "
+        f"{large['queue']['median_ms'] / small['queue']['median_ms']:.2f}x (target <= 2x); "
+        f"submit: {large['submit']['median_ms'] / small['submit']['median_ms']:.2f}x"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m tutor.review.bench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m tutor.review.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="what", required=True)
     review = sub.add_parser("latency", help="queue and submit latency at 1k and 1M review-log rows")
     review.add_argument("--learners", type=int, default=1000)

@@ -22,21 +22,23 @@ def default_relearning_steps() -> list[int]:
 
 
 class LearnerSettings(models.Model):
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                                related_name="learner_settings")
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="learner_settings")
     desired_retention = models.FloatField(
-        default=0.9, validators=[MinValueValidator(0.7), MaxValueValidator(0.99)],
-        help_text="Probability of recalling a card when it comes due (0.70-0.99).")
+        default=0.9,
+        validators=[MinValueValidator(0.7), MaxValueValidator(0.99)],
+        help_text="Probability of recalling a card when it comes due (0.70-0.99).",
+    )
     new_cards_per_day = models.PositiveSmallIntegerField(default=20, validators=[MaxValueValidator(500)])
     maximum_interval = models.PositiveIntegerField(
-        default=3650, validators=[MinValueValidator(1), MaxValueValidator(36500)],
-        help_text="Longest interval in days.")
-    learning_steps = models.JSONField(default=default_learning_steps,
-                                      help_text="Minutes between learning steps.")
-    relearning_steps = models.JSONField(default=default_relearning_steps,
-                                        help_text="Minutes between relearning steps after a lapse.")
-    parameters = models.JSONField(null=True, blank=True,
-                                  help_text="Fitted FSRS parameters; empty means the FSRS defaults.")
+        default=3650, validators=[MinValueValidator(1), MaxValueValidator(36500)], help_text="Longest interval in days."
+    )
+    learning_steps = models.JSONField(default=default_learning_steps, help_text="Minutes between learning steps.")
+    relearning_steps = models.JSONField(
+        default=default_relearning_steps, help_text="Minutes between relearning steps after a lapse."
+    )
+    parameters = models.JSONField(
+        null=True, blank=True, help_text="Fitted FSRS parameters; empty means the FSRS defaults."
+    )
     timezone = models.CharField(max_length=64, default="UTC")
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -88,8 +90,7 @@ class ReviewLog(models.Model):
     answer_correct = models.BooleanField(null=True, help_text="Auto-graded kinds (predict, numeric).")
     state_before = models.PositiveSmallIntegerField(choices=State.choices)
     idempotency_key = models.CharField(max_length=64)
-    session = models.ForeignKey(StudySession, null=True, blank=True, on_delete=models.SET_NULL,
-                                related_name="reviews")
+    session = models.ForeignKey(StudySession, null=True, blank=True, on_delete=models.SET_NULL, related_name="reviews")
     undone_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -38,11 +38,20 @@ def request_optimization(*, user) -> OptimizationRun:
     total = ReviewLog.objects.filter(user=user, undone_at__isnull=True).count()
     run = OptimizationRun.objects.create(user=user)
     if total < MIN_REVIEWS:
-        _finish(run, status=OptimizationRun.Status.FAILED,
-                message=f"Optimization needs at least {MIN_REVIEWS} reviews; you have {total}.")
+        _finish(
+            run,
+            status=OptimizationRun.Status.FAILED,
+            message=f"Optimization needs at least {MIN_REVIEWS} reviews; you have {total}.",
+        )
         return run
-    send_on_commit(optimize_parameters_task, args=[run.pk], queue=DEFAULT, on_broker_down=lambda reason: _finish(
-        run, status=OptimizationRun.Status.FAILED, message=f"Could not queue the optimization: {reason}."))
+    send_on_commit(
+        optimize_parameters_task,
+        args=[run.pk],
+        queue=DEFAULT,
+        on_broker_down=lambda reason: _finish(
+            run, status=OptimizationRun.Status.FAILED, message=f"Could not queue the optimization: {reason}."
+        ),
+    )
     return run
 
 
@@ -55,8 +64,11 @@ def _finish(run: OptimizationRun, *, status: str, message: str = "") -> None:
 
 def _entries(user) -> list[tuple[int, int, datetime, int | None]]:
     """(sequence id, rating, time, duration) oldest first; each card direction is its own sequence."""
-    rows = (ReviewLog.objects.filter(user=user, undone_at__isnull=True)
-            .order_by("reviewed_at", "id").values_list("card_id", "reverse", "rating", "reviewed_at", "duration_ms"))
+    rows = (
+        ReviewLog.objects.filter(user=user, undone_at__isnull=True)
+        .order_by("reviewed_at", "id")
+        .values_list("card_id", "reverse", "rating", "reviewed_at", "duration_ms")
+    )
     return [(card_id * 2 + int(reverse), rating, at, dur) for card_id, reverse, rating, at, dur in rows]
 
 
@@ -81,10 +93,13 @@ def holdout_log_loss(scheduler: fsrs.Scheduler, entries, cutoff: datetime) -> tu
 
 def forgetting_curve(scheduler: fsrs.Scheduler, stability: float) -> list[dict]:
     start = datetime(2000, 1, 1, tzinfo=UTC)
-    card = fsrs.Card(card_id=1, state=fsrs.State.Review, stability=stability, difficulty=5.0, last_review=start,
-                     due=start)
-    return [{"days": d, "recall": round(scheduler.get_card_retrievability(card, start + timedelta(days=d)), 4)}
-            for d in CURVE_DAYS]
+    card = fsrs.Card(
+        card_id=1, state=fsrs.State.Review, stability=stability, difficulty=5.0, last_review=start, due=start
+    )
+    return [
+        {"days": d, "recall": round(scheduler.get_card_retrievability(card, start + timedelta(days=d)), 4)}
+        for d in CURVE_DAYS
+    ]
 
 
 def run_optimization(run_id: int) -> OptimizationRun:
@@ -108,20 +123,25 @@ def _optimize(run: OptimizationRun) -> None:
     if len(entries) < MIN_REVIEWS:
         raise NotEnoughReviews(f"Optimization needs at least {MIN_REVIEWS} reviews; you have {len(entries)}.")
     cutoff = entries[int(len(entries) * (1 - HOLDOUT_FRACTION))][2]
-    train = [fsrs.ReviewLog(card_id=seq, rating=fsrs.Rating(r), review_datetime=at, review_duration=d)
-             for seq, r, at, d in entries if at < cutoff]
+    train = [
+        fsrs.ReviewLog(card_id=seq, rating=fsrs.Rating(r), review_datetime=at, review_duration=d)
+        for seq, r, at, d in entries
+        if at < cutoff
+    ]
     current = scheduler_for(settings_obj)
     current_loss, evaluated = holdout_log_loss(current, entries, cutoff)
     if evaluated < MIN_HOLDOUT_EVALUATED:
         raise NotEnoughReviews(
             f"Only {evaluated} recent reviews came a day or more after the previous one; "
-            f"{MIN_HOLDOUT_EVALUATED} are needed to judge new parameters. Keep reviewing over more days.")
+            f"{MIN_HOLDOUT_EVALUATED} are needed to judge new parameters. Keep reviewing over more days."
+        )
     fitted_params = list(fsrs.Optimizer(train).compute_optimal_parameters())
     fitted = scheduler_for(settings_obj, parameters=fitted_params)
     fitted_loss, _ = holdout_log_loss(fitted, entries, cutoff)
 
-    stabilities = list(CardState.objects.filter(user=user, state=State.REVIEW)
-                       .values_list("stability", flat=True)) or [fitted.parameters[2]]
+    stabilities = list(CardState.objects.filter(user=user, state=State.REVIEW).values_list("stability", flat=True)) or [
+        fitted.parameters[2]
+    ]
     median_s = float(statistics.median(stabilities))
     run.train_reviews = len(train)
     run.holdout_reviews = evaluated
@@ -129,16 +149,24 @@ def _optimize(run: OptimizationRun) -> None:
     run.fitted_parameters = fitted_params
     run.current_log_loss = current_loss
     run.fitted_log_loss = fitted_loss
-    run.curve = {"stability_days": median_s, "current": forgetting_curve(current, median_s),
-                 "fitted": forgetting_curve(fitted, median_s)}
+    run.curve = {
+        "stability_days": median_s,
+        "current": forgetting_curve(current, median_s),
+        "fitted": forgetting_curve(fitted, median_s),
+    }
     run.adopted = fitted_loss < current_loss
     with transaction.atomic():
         if run.adopted:
             LearnerSettings.objects.filter(pk=settings_obj.pk).update(parameters=fitted_params)
             rebuild_learner(user)
-        verdict = ("adopted: they predict your recent reviews better" if run.adopted
-                   else "kept the current parameters: the fitted ones predict your recent reviews worse")
-        _finish(run, status=OptimizationRun.Status.DONE,
-                message=f"Log loss on your {evaluated} most recent reviews: current {current_loss:.4f}, "
-                        f"fitted {fitted_loss:.4f}; {verdict}.")
-
+        verdict = (
+            "adopted: they predict your recent reviews better"
+            if run.adopted
+            else "kept the current parameters: the fitted ones predict your recent reviews worse"
+        )
+        _finish(
+            run,
+            status=OptimizationRun.Status.DONE,
+            message=f"Log loss on your {evaluated} most recent reviews: current {current_loss:.4f}, "
+            f"fitted {fitted_loss:.4f}; {verdict}.",
+        )

@@ -12,10 +12,14 @@ def card_sides(item: QueueItem) -> dict[str, str]:
     card = item.card
     if item.reverse:
         # Studied back-to-front: the definition is the prompt, the term is the answer.
-        front = f'<article class="study-card kind-basic reverse"><div class="card-kind">Which term is this?</div>' \
-                f'<div class="card-prompt md">{card.answer_html}</div></article>'
-        back = front.replace("</article>", f'<div class="card-answer"><div class="md big-answer">{card.prompt_html}'
-                                           f"</div></div></article>")
+        front = (
+            f'<article class="study-card kind-basic reverse"><div class="card-kind">Which term is this?</div>'
+            f'<div class="card-prompt md">{card.answer_html}</div></article>'
+        )
+        back = front.replace(
+            "</article>",
+            f'<div class="card-answer"><div class="md big-answer">{card.prompt_html}</div></div></article>',
+        )
         return {"front": front, "back": back}
     card.section_links = list(card.sections.all())
     return {

@@ -60,28 +60,36 @@ def today_queue(user, *, now: datetime | None = None, limit: int = 20) -> Queue:
     scheduler = scheduler_for(settings_obj)
 
     # Review cards due any time today are shown now; learning steps wait for their minute.
-    due_qs = (CardState.objects.filter(user=user, due__lt=day_end, card__retired=False)
-              .exclude(state__in=(State.LEARNING, State.RELEARNING), due__gt=now))
+    due_qs = CardState.objects.filter(user=user, due__lt=day_end, card__retired=False).exclude(
+        state__in=(State.LEARNING, State.RELEARNING), due__gt=now
+    )
     due_states = list(due_qs.order_by("due")[:DUE_WINDOW])
     due_count = len(due_states) if len(due_states) < DUE_WINDOW else due_qs.count()
     ranked = sorted(due_states, key=lambda s: (retrievability(scheduler, s, now), s.due))[:limit]
 
-    today = ReviewLog.objects.filter(user=user, reviewed_at__gte=day_start, reviewed_at__lt=day_end,
-                                     undone_at__isnull=True).aggregate(
-        reviewed=Count("pk"), new=Count("pk", filter=Q(state_before=State.NEW)))
+    today = ReviewLog.objects.filter(
+        user=user, reviewed_at__gte=day_start, reviewed_at__lt=day_end, undone_at__isnull=True
+    ).aggregate(reviewed=Count("pk"), new=Count("pk", filter=Q(state_before=State.NEW)))
     new_budget = max(0, settings_obj.new_cards_per_day - today["new"])
     new_keys = _new_card_keys(user, new_budget) if new_budget else []
 
     keys = [(s.card_id, s.reverse, s) for s in ranked]
     keys += [(card_id, reverse, None) for card_id, reverse in new_keys[: max(0, limit - len(keys))]]
     cards = Card.objects.select_related("course").in_bulk([card_id for card_id, _, _ in keys])
-    items = [QueueItem(cards[card_id], reverse, state,
-                       None if state is None else retrievability(scheduler, state, now))
-             for card_id, reverse, state in keys]
+    items = [
+        QueueItem(cards[card_id], reverse, state, None if state is None else retrievability(scheduler, state, now))
+        for card_id, reverse, state in keys
+    ]
     for item in items[:1]:
         item.intervals = interval_previews(scheduler, to_fsrs_card(item.state, item.card.pk), now)
-    return Queue(items=items, due_count=due_count, new_count=len(new_keys), reviewed_today=today["reviewed"],
-                 new_introduced_today=today["new"], new_limit=settings_obj.new_cards_per_day)
+    return Queue(
+        items=items,
+        due_count=due_count,
+        new_count=len(new_keys),
+        reviewed_today=today["reviewed"],
+        new_introduced_today=today["new"],
+        new_limit=settings_obj.new_cards_per_day,
+    )
 
 
 # Unseen cards in course order, and a glossary card's reverse side once its front was studied: one
@@ -114,5 +122,6 @@ def tomorrow_forecast(user, *, now: datetime | None = None) -> int:
     now = now or timezone.now()
     zone = learner_zone(learner_settings(user).timezone)
     _, tomorrow_start = day_bounds(study_day(now, zone), zone)
-    return CardState.objects.filter(user=user, card__retired=False, due__gte=tomorrow_start,
-                                    due__lt=tomorrow_start + timedelta(days=1)).count()
+    return CardState.objects.filter(
+        user=user, card__retired=False, due__gte=tomorrow_start, due__lt=tomorrow_start + timedelta(days=1)
+    ).count()

@@ -31,9 +31,15 @@ def scheduler_for(learner: LearnerSettings, parameters: list[float] | None = Non
 def to_fsrs_card(state: CardState | None, card_id: int) -> fsrs.Card:
     if state is None or state.state == State.NEW:
         return fsrs.Card(card_id=card_id)
-    return fsrs.Card(card_id=card_id, state=fsrs.State(state.state), step=state.step,
-                     stability=state.stability, difficulty=state.difficulty, due=state.due,
-                     last_review=state.last_review)
+    return fsrs.Card(
+        card_id=card_id,
+        state=fsrs.State(state.state),
+        step=state.step,
+        stability=state.stability,
+        difficulty=state.difficulty,
+        due=state.due,
+        last_review=state.last_review,
+    )
 
 
 def copy_into_state(state: CardState, card: fsrs.Card) -> None:
@@ -74,8 +80,10 @@ def replay(scheduler: fsrs.Scheduler, card_id: int, entries: Iterable[LogEntry])
 
 def interval_previews(scheduler: fsrs.Scheduler, card: fsrs.Card, now: datetime) -> dict[int, str]:
     """What each rating would schedule, for the rating buttons: {1: "1m", 2: "6m", 3: "10m", 4: "3d"}."""
-    return {rating: format_interval(scheduler.review_card(card, fsrs.Rating(rating), now)[0].due - now)
-            for rating in (1, 2, 3, 4)}
+    return {
+        rating: format_interval(scheduler.review_card(card, fsrs.Rating(rating), now)[0].due - now)
+        for rating in (1, 2, 3, 4)
+    }
 
 
 def format_interval(delta: timedelta) -> str:

@@ -37,16 +37,31 @@ class ReviewOutcome:
     grade: Grade | None
 
 
-def submit_review(*, user, card_id: int, rating: int, idempotency_key: str, reverse: bool = False,
-                  duration_ms: int | None = None, answer: str = "", expected_version: int | None = None,
-                  reviewed_at: datetime | None = None) -> ReviewOutcome:
+def submit_review(
+    *,
+    user,
+    card_id: int,
+    rating: int,
+    idempotency_key: str,
+    reverse: bool = False,
+    duration_ms: int | None = None,
+    answer: str = "",
+    expected_version: int | None = None,
+    reviewed_at: datetime | None = None,
+) -> ReviewOutcome:
     """Record one review and advance the card. The same idempotency key records it only once;
     `expected_version` (the state version the learner saw) refuses a second tab's stale rating."""
     now = timezone.now()
     server_time = reviewed_at is None
     reviewed_at = reviewed_at or now
-    _validate(rating=rating, idempotency_key=idempotency_key, duration_ms=duration_ms, answer=answer,
-              reviewed_at=reviewed_at, now=now)
+    _validate(
+        rating=rating,
+        idempotency_key=idempotency_key,
+        duration_ms=duration_ms,
+        answer=answer,
+        reviewed_at=reviewed_at,
+        now=now,
+    )
     existing = _existing(user, idempotency_key)
     if existing:
         return existing
@@ -60,16 +75,27 @@ def submit_review(*, user, card_id: int, rating: int, idempotency_key: str, reve
     graded = check_answer(card, answer) if answer else None
     try:
         with transaction.atomic():
-            return _record(user=user, card=card, reverse=reverse, rating=rating, idempotency_key=idempotency_key,
-                           duration_ms=duration_ms, answer=answer, graded=graded,
-                           expected_version=expected_version, reviewed_at=reviewed_at, server_time=server_time)
+            return _record(
+                user=user,
+                card=card,
+                reverse=reverse,
+                rating=rating,
+                idempotency_key=idempotency_key,
+                duration_ms=duration_ms,
+                answer=answer,
+                graded=graded,
+                expected_version=expected_version,
+                reviewed_at=reviewed_at,
+                server_time=server_time,
+            )
     except IntegrityError:
         # A concurrent request won the race: the same key (a retry) or the same new card (a 2nd tab).
         existing = _existing(user, idempotency_key)
         if existing:
             return existing
-        raise DomainError("This card was just reviewed in another tab; reload to continue.", "card",
-                          status=409) from None
+        raise DomainError(
+            "This card was just reviewed in another tab; reload to continue.", "card", status=409
+        ) from None
 
 
 def _validate(*, rating, idempotency_key, duration_ms, answer, reviewed_at, now) -> None:
@@ -95,11 +121,21 @@ def _existing(user, idempotency_key: str) -> ReviewOutcome | None:
     return ReviewOutcome(review, state, duplicate=True, grade=None)
 
 
-def _record(*, user, card: Card, reverse: bool, rating: int, idempotency_key: str, duration_ms: int | None,
-            answer: str, graded: Grade | None, expected_version: int | None, reviewed_at: datetime,
-            server_time: bool) -> ReviewOutcome:
-    state = (CardState.objects.select_for_update()
-             .filter(user=user, card=card, reverse=reverse).first())
+def _record(
+    *,
+    user,
+    card: Card,
+    reverse: bool,
+    rating: int,
+    idempotency_key: str,
+    duration_ms: int | None,
+    answer: str,
+    graded: Grade | None,
+    expected_version: int | None,
+    reviewed_at: datetime,
+    server_time: bool,
+) -> ReviewOutcome:
+    state = CardState.objects.select_for_update().filter(user=user, card=card, reverse=reverse).first()
     # A retry of the same review may have waited on the lock above while the first one committed.
     existing = _existing(user, idempotency_key)
     if existing:
@@ -108,8 +144,9 @@ def _record(*, user, card: Card, reverse: bool, rating: int, idempotency_key: st
     if server_time and state and state.last_review and reviewed_at < state.last_review:
         reviewed_at = state.last_review  # our own clock, a moment behind a review that just committed
     if expected_version is not None and expected_version != version:
-        raise DomainError("This card was already reviewed (in another tab?); reload to continue.",
-                          "expected_version", status=409)
+        raise DomainError(
+            "This card was already reviewed (in another tab?); reload to continue.", "expected_version", status=409
+        )
     if state and state.last_review and reviewed_at < state.last_review:
         raise DomainError("The review time is before this card's last review.", "reviewed_at")
     settings_obj = learner_settings(user)
@@ -119,9 +156,18 @@ def _record(*, user, card: Card, reverse: bool, rating: int, idempotency_key: st
     after, _ = scheduler.review_card(before, fsrs.Rating(rating), reviewed_at, duration_ms)
     session = touch_session(user, reviewed_at)
     review = ReviewLog.objects.create(
-        user=user, card=card, reverse=reverse, rating=rating, reviewed_at=reviewed_at, duration_ms=duration_ms,
-        answer=answer, answer_correct=graded.correct if graded else None, state_before=state_before,
-        idempotency_key=idempotency_key, session=session)
+        user=user,
+        card=card,
+        reverse=reverse,
+        rating=rating,
+        reviewed_at=reviewed_at,
+        duration_ms=duration_ms,
+        answer=answer,
+        answer_correct=graded.correct if graded else None,
+        state_before=state_before,
+        idempotency_key=idempotency_key,
+        session=session,
+    )
     if state is None:
         state = CardState(user=user, card=card, reverse=reverse, version=0)
     copy_into_state(state, after)
@@ -135,8 +181,12 @@ def _record(*, user, card: Card, reverse: bool, rating: int, idempotency_key: st
 def undo_last_review(*, user) -> ReviewLog:
     """Mark the learner's latest review undone (the row stays) and rebuild that card's state."""
     with transaction.atomic():
-        review = (ReviewLog.objects.select_for_update().filter(user=user, undone_at__isnull=True)
-                  .order_by("-reviewed_at", "-id").first())
+        review = (
+            ReviewLog.objects.select_for_update()
+            .filter(user=user, undone_at__isnull=True)
+            .order_by("-reviewed_at", "-id")
+            .first()
+        )
         if review is None:
             raise DomainError("There is no review to undo.", status=404)
         review.undone_at = timezone.now()
@@ -148,9 +198,12 @@ def undo_last_review(*, user) -> ReviewLog:
 def replay_card(user, card_id: int, reverse: bool, settings_obj: LearnerSettings | None = None):
     """The state the log implies for one card: (fsrs card, reps, lapses) or None if never reviewed."""
     settings_obj = settings_obj or learner_settings(user)
-    entries = [LogEntry(r, t, d) for r, t, d in
-               ReviewLog.objects.filter(user=user, card_id=card_id, reverse=reverse, undone_at__isnull=True)
-               .order_by("reviewed_at", "id").values_list("rating", "reviewed_at", "duration_ms")]
+    entries = [
+        LogEntry(r, t, d)
+        for r, t, d in ReviewLog.objects.filter(user=user, card_id=card_id, reverse=reverse, undone_at__isnull=True)
+        .order_by("reviewed_at", "id")
+        .values_list("rating", "reviewed_at", "duration_ms")
+    ]
     return replay(scheduler_for(settings_obj), card_id, entries)
 
 
@@ -196,20 +249,38 @@ def state_differences(user) -> list[str]:
     settings_obj = learner_settings(user)
     problems = []
     live = {(s.card_id, s.reverse): s for s in CardState.objects.filter(user=user)}
-    keys = set(live) | set(ReviewLog.objects.filter(user=user, undone_at__isnull=True)
-                           .values_list("card_id", "reverse").distinct())
+    keys = set(live) | set(
+        ReviewLog.objects.filter(user=user, undone_at__isnull=True).values_list("card_id", "reverse").distinct()
+    )
     for key in sorted(keys):
         replayed = replay_card(user, key[0], key[1], settings_obj)
         state = live.get(key)
         if replayed is None or state is None:
-            problems.append(f"card {key[0]}{'r' if key[1] else ''}: "
-                            f"live={state is not None} log={replayed is not None}")
+            problems.append(
+                f"card {key[0]}{'r' if key[1] else ''}: live={state is not None} log={replayed is not None}"
+            )
             continue
         c = replayed.card
-        expected = (int(c.state), c.step, c.stability, c.difficulty, c.due, c.last_review, replayed.reps,
-                    replayed.lapses)
-        got = (state.state, state.step, state.stability, state.difficulty, state.due, state.last_review,
-               state.reps, state.lapses)
+        expected = (
+            int(c.state),
+            c.step,
+            c.stability,
+            c.difficulty,
+            c.due,
+            c.last_review,
+            replayed.reps,
+            replayed.lapses,
+        )
+        got = (
+            state.state,
+            state.step,
+            state.stability,
+            state.difficulty,
+            state.due,
+            state.last_review,
+            state.reps,
+            state.lapses,
+        )
         if not _same(expected, got):
             problems.append(f"card {key[0]}{'r' if key[1] else ''}: live {got} != log {expected}")
     return problems

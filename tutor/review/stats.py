@@ -17,12 +17,12 @@ from tutor.review.services import learner_settings
 METHODS = {
     "heatmap": "Reviews per study day (days start at 04:00 your time), undone reviews excluded.",
     "retention": "True retention: share of reviews of cards in the Review state rated Hard, Good or Easy "
-                 "(not Again) over the last 30 days; learning steps and new cards excluded.",
+    "(not Again) over the last 30 days; learning steps and new cards excluded.",
     "forecast": "Cards in your deck whose FSRS due date falls on each of the next 30 days.",
     "mastery": "Mean FSRS retrievability now (probability you recall it today) over every card of the topic "
-               "or lesson; unseen cards count as 0.",
+    "or lesson; unseen cards count as 0.",
     "streak": "Consecutive study days with at least one review, ending today (or yesterday if you have not "
-              "reviewed yet today).",
+    "reviewed yet today).",
 }
 
 
@@ -37,8 +37,10 @@ def learner_stats(user, *, now: datetime | None = None) -> dict:
     year_start, _ = day_bounds(today - timedelta(days=364), zone)
     for reviewed_at in logs.filter(reviewed_at__gte=year_start).values_list("reviewed_at", flat=True).iterator():
         per_day[study_day(reviewed_at, zone)] += 1
-    heatmap = [{"date": (today - timedelta(days=i)).isoformat(), "count": per_day.get(today - timedelta(days=i), 0)}
-               for i in range(364, -1, -1)]
+    heatmap = [
+        {"date": (today - timedelta(days=i)).isoformat(), "count": per_day.get(today - timedelta(days=i), 0)}
+        for i in range(364, -1, -1)
+    ]
 
     month_ago = now - timedelta(days=30)
     mature = logs.filter(reviewed_at__gte=month_ago, state_before=State.REVIEW)
@@ -47,8 +49,9 @@ def learner_stats(user, *, now: datetime | None = None) -> dict:
 
     forecast_counts: Counter = Counter()
     _, today_end = day_bounds(today, zone)
-    for due in CardState.objects.filter(user=user, card__retired=False, due__lt=today_end + timedelta(days=30)
-                                        ).values_list("due", flat=True):
+    for due in CardState.objects.filter(
+        user=user, card__retired=False, due__lt=today_end + timedelta(days=30)
+    ).values_list("due", flat=True):
         day = max(study_day(due, zone), today)
         forecast_counts[day] += 1
     next_days = [today + timedelta(days=i) for i in range(30)]
@@ -88,9 +91,15 @@ def mastery(user, *, now: datetime) -> dict:
         for obj, card_ids in groups:
             if not card_ids:
                 continue
-            rows.append({"id": obj.slug, "title": obj.title, "cards": len(card_ids),
-                         "studied": sum(seen[c] for c in card_ids),
-                         "mastery": round(sum(recall[c] for c in card_ids) / len(card_ids), 4)})
+            rows.append(
+                {
+                    "id": obj.slug,
+                    "title": obj.title,
+                    "cards": len(card_ids),
+                    "studied": sum(seen[c] for c in card_ids),
+                    "mastery": round(sum(recall[c] for c in card_ids) / len(card_ids), 4),
+                }
+            )
         return rows
 
     topic_cards: dict[int, list[int]] = defaultdict(list)

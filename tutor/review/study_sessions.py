@@ -12,8 +12,11 @@ SESSION_GAP = timedelta(minutes=30)
 
 def touch_session(user, now: datetime) -> StudySession:
     """The learner's current session (extended to `now`), or a new one after a long gap."""
-    session = (StudySession.objects.filter(user=user, last_activity_at__gte=now - SESSION_GAP)
-               .order_by("-last_activity_at").first())
+    session = (
+        StudySession.objects.filter(user=user, last_activity_at__gte=now - SESSION_GAP)
+        .order_by("-last_activity_at")
+        .first()
+    )
     if session is None:
         return StudySession.objects.create(user=user, started_at=now, last_activity_at=now)
     if now > session.last_activity_at:

@@ -44,7 +44,7 @@ async def ask(request, pk: int):
         body = json.loads(request.body or b"{}")
         question = body.get("question", "") if isinstance(body, dict) else ""
     except (json.JSONDecodeError, UnicodeDecodeError):
-        return JsonResponse({"detail": "Send JSON: {\"question\": \"...\"}."}, status=400)
+        return JsonResponse({"detail": 'Send JSON: {"question": "..."}.'}, status=400)
     if not isinstance(question, str):
         return JsonResponse({"detail": "The question must be text.", "field": "question"}, status=400)
     try:
@@ -68,13 +68,25 @@ async def ask(request, pk: int):
 class TurnSerializer(serializers.ModelSerializer):
     class Meta:
         model = ChatTurn
-        fields = ["id", "role", "text", "text_html", "mode", "model", "citations", "hint_mode", "complete",
-                  "notice", "created_at"]
+        fields = [
+            "id",
+            "role",
+            "text",
+            "text_html",
+            "mode",
+            "model",
+            "citations",
+            "hint_mode",
+            "complete",
+            "notice",
+            "created_at",
+        ]
 
 
 class ConversationSerializer(serializers.ModelSerializer):
-    card = serializers.PrimaryKeyRelatedField(queryset=Card.objects.filter(retired=False), required=False,
-                                              allow_null=True)
+    card = serializers.PrimaryKeyRelatedField(
+        queryset=Card.objects.filter(retired=False), required=False, allow_null=True
+    )
     turns = TurnSerializer(many=True, read_only=True)
 
     class Meta:
@@ -115,8 +127,10 @@ class GradeRequestSerializer(serializers.Serializer):
     answer = serializers.CharField(max_length=5000, allow_blank=False)
 
 
-@extend_schema(request=GradeRequestSerializer, responses={200: serializers.DictField(), 202: AnswerGradeSerializer,
-                                                          400: ErrorSerializer, 404: ErrorSerializer})
+@extend_schema(
+    request=GradeRequestSerializer,
+    responses={200: serializers.DictField(), 202: AnswerGradeSerializer, 400: ErrorSerializer, 404: ErrorSerializer},
+)
 @api_view(["POST"])
 def grade_answer_view(request: Request) -> Response:
     """Grade an answer without recording a review (shown at the reveal): numeric answers against the card's
@@ -125,14 +139,21 @@ def grade_answer_view(request: Request) -> Response:
     data = GradeRequestSerializer(data=request.data)
     if not data.is_valid():
         return Response(data.errors, status=status.HTTP_400_BAD_REQUEST)
-    verdict = grade_now_or_queue(user=request.user, card_id=data.validated_data["card"],
-                                 answer=data.validated_data["answer"])
+    verdict = grade_now_or_queue(
+        user=request.user, card_id=data.validated_data["card"], answer=data.validated_data["answer"]
+    )
     if isinstance(verdict, AnswerGrade):
         return Response(AnswerGradeSerializer(verdict).data, status=status.HTTP_202_ACCEPTED)
     if verdict is None:
         return Response({"graded": False})
-    return Response({"graded": True, "correct": verdict.correct, "suggested_rating": verdict.suggested_rating,
-                     "detail": verdict.detail})
+    return Response(
+        {
+            "graded": True,
+            "correct": verdict.correct,
+            "suggested_rating": verdict.suggested_rating,
+            "detail": verdict.detail,
+        }
+    )
 
 
 class AnswerGradeViewSet(OwnedViewSet):

@@ -36,20 +36,24 @@ def check_limits(user, question: str) -> str:
         raise DomainError("Type a question first.", "question")
     if len(question) > MAX_QUESTION_CHARS:
         raise DomainError(f"Questions are limited to {MAX_QUESTION_CHARS} characters.", "question")
-    recent = ChatTurn.objects.filter(conversation__user=user, role=ChatTurn.Role.USER,
-                                     created_at__gte=timezone.now() - timedelta(minutes=1)).count()
+    recent = ChatTurn.objects.filter(
+        conversation__user=user, role=ChatTurn.Role.USER, created_at__gte=timezone.now() - timedelta(minutes=1)
+    ).count()
     if recent >= settings.TEACHER_MESSAGES_PER_MINUTE:
-        raise DomainError(f"You have asked {recent} questions in the last minute; the limit is "
-                          f"{settings.TEACHER_MESSAGES_PER_MINUTE}. Wait a moment and ask again.", "question",
-                          status=429)
+        raise DomainError(
+            f"You have asked {recent} questions in the last minute; the limit is "
+            f"{settings.TEACHER_MESSAGES_PER_MINUTE}. Wait a moment and ask again.",
+            "question",
+            status=429,
+        )
     return question
 
 
-def start_conversation(*, user, card: Card | None = None, lab_run_id: int | None = None,
-                       title: str = "") -> Conversation:
+def start_conversation(
+    *, user, card: Card | None = None, lab_run_id: int | None = None, title: str = ""
+) -> Conversation:
     session = touch_session(user, timezone.now())
-    return Conversation.objects.create(user=user, session=session, card=card, lab_run_id=lab_run_id,
-                                       title=title[:200])
+    return Conversation.objects.create(user=user, session=session, card=card, lab_run_id=lab_run_id, title=title[:200])
 
 
 def hint_mode_for(conversation: Conversation) -> bool:
@@ -58,17 +62,27 @@ def hint_mode_for(conversation: Conversation) -> bool:
         return False
     zone = learner_zone(learner_settings(conversation.user).timezone)
     start, end = day_bounds(study_day(timezone.now(), zone), zone)
-    return not ReviewLog.objects.filter(user=conversation.user, card_id=conversation.card_id,
-                                        reviewed_at__gte=start, reviewed_at__lt=end, undone_at__isnull=True).exists()
+    return not ReviewLog.objects.filter(
+        user=conversation.user,
+        card_id=conversation.card_id,
+        reviewed_at__gte=start,
+        reviewed_at__lt=end,
+        undone_at__isnull=True,
+    ).exists()
 
 
 def check_question_for(hits: list[Hit], exclude_card_id: int | None) -> str | None:
     """A recall or interview prompt from the best cited section, to check understanding."""
     if not hits:
         return None
-    card = (Card.objects.filter(sections__slug=hits[0].passage.section_slug, retired=False,
-                                kind__in=[Card.Kind.RECALL, Card.Kind.INTERVIEW])
-            .exclude(pk=exclude_card_id).order_by("position").first())
+    card = (
+        Card.objects.filter(
+            sections__slug=hits[0].passage.section_slug, retired=False, kind__in=[Card.Kind.RECALL, Card.Kind.INTERVIEW]
+        )
+        .exclude(pk=exclude_card_id)
+        .order_by("position")
+        .first()
+    )
     return card.prompt if card else None
 
 
@@ -86,8 +100,10 @@ def lab_offer(hits: list[Hit]) -> dict | None:
 
 
 def citations(hits: list[Hit]) -> list[dict]:
-    return [{"n": n, "title": notes_answer.source_title(h), "section": h.passage.section_slug, "url": h.passage.url}
-            for n, h in enumerate(hits, start=1)]
+    return [
+        {"n": n, "title": notes_answer.source_title(h), "section": h.passage.section_slug, "url": h.passage.url}
+        for n, h in enumerate(hits, start=1)
+    ]
 
 
 def lab_context(conversation: Conversation, question: str) -> tuple[str, str]:
@@ -118,8 +134,9 @@ def prepare(conversation: Conversation, question: str, *, context: str = "") -> 
     """Validate and store the learner's question; retrieve what grounds the answer."""
     question = check_limits(conversation.user, question)
     history = list(conversation.turns.order_by("created_at", "id").values_list("role", "text"))
-    turn = ChatTurn.objects.create(conversation=conversation, role=ChatTurn.Role.USER, text=question,
-                                   text_html=render_markdown(question))
+    turn = ChatTurn.objects.create(
+        conversation=conversation, role=ChatTurn.Role.USER, text=question, text_html=render_markdown(question)
+    )
     if not conversation.title:
         conversation.title = question[:120]
     conversation.save(update_fields=["title", "updated_at"])
@@ -129,29 +146,50 @@ def prepare(conversation: Conversation, question: str, *, context: str = "") -> 
         context, query = lab_context(conversation, question)
     hits = retrieve(query, k=3)
     hint = hint_mode_for(conversation)
-    return Prepared(turn=turn, hits=hits, hint=hint, check_question=check_question_for(hits, conversation.card_id),
-                    history=history, question=question, context=context)
+    return Prepared(
+        turn=turn,
+        hits=hits,
+        hint=hint,
+        check_question=check_question_for(hits, conversation.card_id),
+        history=history,
+        question=question,
+        context=context,
+    )
 
 
-def save_answer(conversation: Conversation, prepared: Prepared, text: str, *, mode: str, complete: bool,
-                notice: str = "") -> ChatTurn:
+def save_answer(
+    conversation: Conversation, prepared: Prepared, text: str, *, mode: str, complete: bool, notice: str = ""
+) -> ChatTurn:
     return ChatTurn.objects.create(
-        conversation=conversation, role=ChatTurn.Role.ASSISTANT, text=text, text_html=render_markdown(text),
-        mode=mode, model=llm.model_name() if mode == ChatTurn.Mode.LLM else "", citations=citations(prepared.hits),
-        hint_mode=prepared.hint, complete=complete, notice=notice[:300])
+        conversation=conversation,
+        role=ChatTurn.Role.ASSISTANT,
+        text=text,
+        text_html=render_markdown(text),
+        mode=mode,
+        model=llm.model_name() if mode == ChatTurn.Mode.LLM else "",
+        citations=citations(prepared.hits),
+        hint_mode=prepared.hint,
+        complete=complete,
+        notice=notice[:300],
+    )
 
 
 async def answer_events(conversation: Conversation, question: str, *, context: str = "") -> AsyncIterator[dict]:
     """Events for the browser: meta (citations, mode), token..., notice?, done (stored turn)."""
     prepared = await sync_to_async(prepare)(conversation, question, context=context)
     use_llm = llm.llm_configured() and notes_answer.covered(prepared.hits)
-    yield {"event": "meta", "citations": citations(prepared.hits), "hint": prepared.hint,
-           "mode": ChatTurn.Mode.LLM if use_llm else ChatTurn.Mode.COURSE_NOTES}
+    yield {
+        "event": "meta",
+        "citations": citations(prepared.hits),
+        "hint": prepared.hint,
+        "mode": ChatTurn.Mode.LLM if use_llm else ChatTurn.Mode.COURSE_NOTES,
+    }
     pieces: list[str] = []
     notice = ""
     if use_llm:
-        messages = prompts.chat_messages(question, prepared.hits, prepared.history, hint=prepared.hint,
-                                         extra_context=prepared.context)
+        messages = prompts.chat_messages(
+            question, prepared.hits, prepared.history, hint=prepared.hint, extra_context=prepared.context
+        )
         try:
             async for piece in llm.stream_chat(messages):
                 event = {"event": "token", "text": piece}
@@ -162,16 +200,22 @@ async def answer_events(conversation: Conversation, question: str, *, context: s
         except llm.LLMUnavailable as exc:
             notice = f"The language model could not answer ({exc})"
             if pieces:  # cut off mid-answer: keep what arrived, say so
-                turn = await sync_to_async(save_answer)(conversation, prepared, "".join(pieces),
-                                                        mode=ChatTurn.Mode.LLM, complete=False, notice=notice)
+                turn = await sync_to_async(save_answer)(
+                    conversation, prepared, "".join(pieces), mode=ChatTurn.Mode.LLM, complete=False, notice=notice
+                )
                 yield {"event": "notice", "text": notice + "; the answer above is incomplete."}
                 yield {"event": "done", "turn": turn.pk, "html": turn.text_html, "complete": False}
                 return
             yield {"event": "notice", "text": notice + "; answering from the course notes instead."}
             use_llm = False
     if not use_llm:
-        text = notes_answer.compose(question, prepared.hits, hint=prepared.hint,
-                                    check_question=prepared.check_question, context=prepared.context)
+        text = notes_answer.compose(
+            question,
+            prepared.hits,
+            hint=prepared.hint,
+            check_question=prepared.check_question,
+            context=prepared.context,
+        )
         for word in text.split(" "):
             pieces.append(word + " ")
             yield {"event": "token", "text": word + " "}

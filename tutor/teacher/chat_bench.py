@@ -54,8 +54,9 @@ def chat_bench(llm_url: str | None, repeats: int) -> None:
         for q in (questions * repeats)[: max(len(questions), repeats)]:
             conversation = await asyncio.to_thread(start_conversation, user=user)
             t0 = time.perf_counter()
-            response = await client.post(f"/api/teacher/conversations/{conversation.pk}/ask/", {"question": q},
-                                         content_type="application/json")
+            response = await client.post(
+                f"/api/teacher/conversations/{conversation.pk}/ask/", {"question": q}, content_type="application/json"
+            )
             if response.status_code != 200:
                 raise SystemExit(f"the teacher endpoint answered {response.status_code}: {response.content[:200]!r}")
             async for _ in response.streaming_content:
@@ -64,9 +65,11 @@ def chat_bench(llm_url: str | None, repeats: int) -> None:
         return samples
 
     samples = asyncio.run(notes_run())
-    print(f"course-notes answer, whole streamed response (retrieval, composition, storing both turns): "
-          f"median {statistics.median(samples):.1f} ms, p95 {p95(samples):.1f} ms over "
-          f"{len(samples)} questions (in-process ASGI requests; perf_counter)")
+    print(
+        f"course-notes answer, whole streamed response (retrieval, composition, storing both turns): "
+        f"median {statistics.median(samples):.1f} ms, p95 {p95(samples):.1f} ms over "
+        f"{len(samples)} questions (in-process ASGI requests; perf_counter)"
+    )
     if not llm_url:
         print("LLM relay: skipped (pass --llm-url http://127.0.0.1:PORT/v1 of a running OpenAI-compatible server)")
         return
@@ -75,9 +78,22 @@ def chat_bench(llm_url: str | None, repeats: int) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "LLM_BASE_URL": llm_url, "LLM_MAX_TOKENS": "24", "TEACHER_MESSAGES_PER_MINUTE": "1000000"}
-    web = subprocess.Popen([sys.executable, "-m", "uvicorn", "tutor.asgi:application", "--host", "127.0.0.1",
-                            "--port", str(port), "--no-access-log"], env=env, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
+    web = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "tutor.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-access-log",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         for _ in range(100):
             try:
@@ -95,9 +111,17 @@ def chat_bench(llm_url: str | None, repeats: int) -> None:
         for q in questions[: min(len(questions), max(5, repeats // 4))]:
             conversation = start_conversation(user=user)
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-            conn.request("POST", f"/api/teacher/conversations/{conversation.pk}/ask/", json.dumps({"question": q}),
-                         {"Cookie": cookie, "X-CSRFToken": token, "Content-Type": "application/json",
-                          "Referer": f"http://127.0.0.1:{port}/"})
+            conn.request(
+                "POST",
+                f"/api/teacher/conversations/{conversation.pk}/ask/",
+                json.dumps({"question": q}),
+                {
+                    "Cookie": cookie,
+                    "X-CSRFToken": token,
+                    "Content-Type": "application/json",
+                    "Referer": f"http://127.0.0.1:{port}/",
+                },
+            )
             response = conn.getresponse()
             while line := response.readline():
                 text = line.decode()
@@ -105,17 +129,22 @@ def chat_bench(llm_url: str | None, repeats: int) -> None:
                     gaps.append((time.time() - json.loads(text[6:])["received_at"]) * 1000)
                     break
             conn.close()
-        print(f"LLM relay: first token, from our process receiving it from the model server to an HTTP client "
-              f"reading it through uvicorn: median {statistics.median(gaps):.2f} ms, max {max(gaps):.2f} ms over "
-              f"{len(gaps)} questions (wall clock on one machine, loopback)")
+        print(
+            f"LLM relay: first token, from our process receiving it from the model server to an HTTP client "
+            f"reading it through uvicorn: median {statistics.median(gaps):.2f} ms, max {max(gaps):.2f} ms over "
+            f"{len(gaps)} questions (wall clock on one machine, loopback)"
+        )
     finally:
         web.terminate()
         web.wait(10)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m tutor.teacher.chat_bench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m tutor.teacher.chat_bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--llm-url", help="base URL of a running OpenAI-compatible server, e.g. llama.cpp's")
     parser.add_argument("--repeats", type=int, default=96)
     args = parser.parse_args()

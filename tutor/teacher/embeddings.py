@@ -28,9 +28,10 @@ def model():
 
 
 def encode(texts: list[str]) -> np.ndarray:
-    return np.asarray(model().encode(texts, batch_size=32, normalize_embeddings=True,
-                                     convert_to_numpy=True, show_progress_bar=False),
-                      dtype=np.float32)
+    return np.asarray(
+        model().encode(texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False),
+        dtype=np.float32,
+    )
 
 
 def passage_matrix(idx) -> np.ndarray:

@@ -38,15 +38,17 @@ def describe_error(exc: BaseException) -> str:
 def _async_client():
     import openai  # imported on use: workers and lab nodes need not install the client
 
-    return openai.AsyncOpenAI(base_url=settings.LLM_BASE_URL, api_key=settings.LLM_API_KEY,
-                              timeout=settings.LLM_TIMEOUT, max_retries=0)
+    return openai.AsyncOpenAI(
+        base_url=settings.LLM_BASE_URL, api_key=settings.LLM_API_KEY, timeout=settings.LLM_TIMEOUT, max_retries=0
+    )
 
 
 def _client():
     import openai
 
-    return openai.OpenAI(base_url=settings.LLM_BASE_URL, api_key=settings.LLM_API_KEY,
-                         timeout=settings.LLM_TIMEOUT, max_retries=0)
+    return openai.OpenAI(
+        base_url=settings.LLM_BASE_URL, api_key=settings.LLM_API_KEY, timeout=settings.LLM_TIMEOUT, max_retries=0
+    )
 
 
 async def stream_chat(messages: list[dict]) -> AsyncIterator[str]:
@@ -55,7 +57,8 @@ async def stream_chat(messages: list[dict]) -> AsyncIterator[str]:
 
     try:
         stream = await _async_client().chat.completions.create(
-            model=model_name(), messages=messages, stream=True, max_tokens=settings.LLM_MAX_TOKENS, temperature=0.3)
+            model=model_name(), messages=messages, stream=True, max_tokens=settings.LLM_MAX_TOKENS, temperature=0.3
+        )
         async for chunk in stream:
             if chunk.choices and chunk.choices[0].delta and chunk.choices[0].delta.content:
                 yield chunk.choices[0].delta.content
@@ -68,8 +71,9 @@ def complete(messages: list[dict]) -> str:
     import openai
 
     try:
-        response = _client().chat.completions.create(model=model_name(), messages=messages,
-                                                     max_tokens=settings.LLM_MAX_TOKENS, temperature=0.0)
+        response = _client().chat.completions.create(
+            model=model_name(), messages=messages, max_tokens=settings.LLM_MAX_TOKENS, temperature=0.0
+        )
     except openai.OpenAIError as exc:
         raise LLMUnavailable(describe_error(exc)) from None
     return (response.choices[0].message.content or "") if response.choices else ""

@@ -17,10 +17,17 @@ class Conversation(models.Model):
     """A chat with the teacher, kept per learner and linked to the sitting and what it was asked from."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations")
-    session = models.ForeignKey(StudySession, null=True, blank=True, on_delete=models.SET_NULL,
-                                related_name="conversations")
-    card = models.ForeignKey("quizzes.Card", null=True, blank=True, on_delete=models.SET_NULL,
-                             related_name="conversations", help_text="Asked from this card.")
+    session = models.ForeignKey(
+        StudySession, null=True, blank=True, on_delete=models.SET_NULL, related_name="conversations"
+    )
+    card = models.ForeignKey(
+        "quizzes.Card",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="conversations",
+        help_text="Asked from this card.",
+    )
     lab_run_id = models.BigIntegerField(null=True, blank=True, help_text="Asked from this lab run.")
     title = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -57,15 +57,20 @@ def compose(question: str, hits: list[Hit], *, hint: bool, check_question: str |
     if context:
         run_block = "\n".join(f"> {line}" for line in context.splitlines())
         lesson = compose(question, hits, hint=hint, check_question=check_question)
-        return f"{LABEL}\n\n**Your lab run, as measured:**\n\n{run_block}\n\n**What the lesson says about it:**" \
-               + lesson.removeprefix(LABEL)
+        return (
+            f"{LABEL}\n\n**Your lab run, as measured:**\n\n{run_block}\n\n**What the lesson says about it:**"
+            + lesson.removeprefix(LABEL)
+        )
     if not covered(hits):
         nearest = ", ".join(dict.fromkeys(h.passage.section_title for h in hits[:2]))
-        return (f"{LABEL}\n\nThe course does not cover this question."
-                + (f" The nearest sections are {nearest}." if nearest else ""))
+        return f"{LABEL}\n\nThe course does not cover this question." + (
+            f" The nearest sections are {nearest}." if nearest else ""
+        )
     if hint:
-        return (f"{LABEL}\n\n**Hint** (the answer stays hidden until you review this card): re-read "
-                f"*{source_title(hits[0])}* [1], then try to answer in your own words.")
+        return (
+            f"{LABEL}\n\n**Hint** (the answer stays hidden until you review this card): re-read "
+            f"*{source_title(hits[0])}* [1], then try to answer in your own words."
+        )
     parts = [LABEL]
     current = None
     for n, sentence in pick_sentences(question, hits):

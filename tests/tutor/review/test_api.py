@@ -13,8 +13,9 @@ def post(client, url, data):
 
 
 def submit(client, card, rating=3, **extra):
-    return post(client, "/api/review/submit/",
-                {"card": card.pk, "rating": rating, "idempotency_key": uuid.uuid4().hex, **extra})
+    return post(
+        client, "/api/review/submit/", {"card": card.pk, "rating": rating, "idempotency_key": uuid.uuid4().hex, **extra}
+    )
 
 
 @pytest.fixture
@@ -40,13 +41,16 @@ def test_submit_then_resubmit_with_the_same_key(learner_client, card):
     assert ReviewLog.objects.count() == 1
 
 
-@pytest.mark.parametrize("body,field", [
-    ({"rating": 3, "idempotency_key": "a"}, "card"),
-    ({"card": 1, "rating": 7, "idempotency_key": "a"}, "rating"),
-    ({"card": 1, "rating": "good", "idempotency_key": "a"}, "rating"),
-    ({"card": 1, "rating": 3}, "idempotency_key"),
-    ({"card": 1, "rating": 3, "idempotency_key": "a", "reviewed_at": "yesterday-ish"}, "reviewed_at"),
-])
+@pytest.mark.parametrize(
+    "body,field",
+    [
+        ({"rating": 3, "idempotency_key": "a"}, "card"),
+        ({"card": 1, "rating": 7, "idempotency_key": "a"}, "rating"),
+        ({"card": 1, "rating": "good", "idempotency_key": "a"}, "rating"),
+        ({"card": 1, "rating": 3}, "idempotency_key"),
+        ({"card": 1, "rating": 3, "idempotency_key": "a", "reviewed_at": "yesterday-ish"}, "reviewed_at"),
+    ],
+)
 def test_malformed_submissions_are_400_naming_the_field(learner_client, card, body, field):
     response = post(learner_client, "/api/review/submit/", body)
     assert response.status_code == 400 and field in response.json()
@@ -60,8 +64,10 @@ def test_body_that_is_not_json_is_a_400(learner_client, card):
 
 
 def test_unknown_card_is_404_and_stale_tab_is_409(learner_client, card):
-    assert post(learner_client, "/api/review/submit/",
-                {"card": 999999, "rating": 3, "idempotency_key": "x"}).status_code == 404
+    assert (
+        post(learner_client, "/api/review/submit/", {"card": 999999, "rating": 3, "idempotency_key": "x"}).status_code
+        == 404
+    )
     assert submit(learner_client, card, expected_version=0).status_code == 201
     conflict = submit(learner_client, card, expected_version=0)
     assert conflict.status_code == 409 and "another tab" in conflict.json()["detail"]
@@ -81,11 +87,13 @@ def test_undo_endpoint(learner_client, card):
 
 def test_settings_validate_and_rebuild(learner_client, card):
     assert learner_client.get("/api/review/settings/").json()["desired_retention"] == 0.9
-    bad = learner_client.patch("/api/review/settings/", {"desired_retention": 1.5, "timezone": "Mars/Base"},
-                               content_type="application/json")
+    bad = learner_client.patch(
+        "/api/review/settings/", {"desired_retention": 1.5, "timezone": "Mars/Base"}, content_type="application/json"
+    )
     assert bad.status_code == 400 and {"desired_retention", "timezone"} <= set(bad.json())
-    ok = learner_client.patch("/api/review/settings/", {"desired_retention": 0.85, "new_cards_per_day": 5},
-                              content_type="application/json")
+    ok = learner_client.patch(
+        "/api/review/settings/", {"desired_retention": 0.85, "new_cards_per_day": 5}, content_type="application/json"
+    )
     assert ok.status_code == 200
     assert learner_client.get("/api/review/queue/").json()["progress"]["new"] == 5
 
@@ -132,6 +140,11 @@ def test_review_endpoints_need_a_login(client):
 
 def test_schema_lists_the_review_endpoints(learner_client):
     schema = learner_client.get("/api/schema/").content.decode()
-    for path in ("/api/review/queue/", "/api/review/submit/", "/api/review/undo/", "/api/review/stats/",
-                 "/api/review/settings/"):
+    for path in (
+        "/api/review/queue/",
+        "/api/review/submit/",
+        "/api/review/undo/",
+        "/api/review/stats/",
+        "/api/review/settings/",
+    ):
         assert path in schema

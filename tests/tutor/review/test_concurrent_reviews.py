@@ -57,8 +57,9 @@ def test_two_tabs_cannot_both_advance_a_card(learner, shipped_course, seen_befor
         version = submit_review(user=learner, card_id=card.pk, rating=3, idempotency_key="first").state.version
 
     def tab(rating):
-        return lambda: submit_review(user=learner, card_id=card.pk, rating=rating, idempotency_key=uuid.uuid4().hex,
-                                     expected_version=version)
+        return lambda: submit_review(
+            user=learner, card_id=card.pk, rating=rating, idempotency_key=uuid.uuid4().hex, expected_version=version
+        )
 
     a, b = _race(tab(3), tab(4))
     outcomes = sorted(type(r).__name__ for r in (a, b))

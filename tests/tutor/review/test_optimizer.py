@@ -38,8 +38,16 @@ def simulate(user, cards, days=150, seed=7):
             else:
                 recalled = rng.random() < truth.get_card_retrievability(true_card, at)
             rating = fsrs.Rating.Good if recalled else fsrs.Rating.Again
-            rows.append(ReviewLog(user=user, card=card, rating=int(rating), reviewed_at=at, state_before=State.NEW,
-                                  idempotency_key=f"sim-{card.pk}-{len(rows)}"))
+            rows.append(
+                ReviewLog(
+                    user=user,
+                    card=card,
+                    rating=int(rating),
+                    reviewed_at=at,
+                    state_before=State.NEW,
+                    idempotency_key=f"sim-{card.pk}-{len(rows)}",
+                )
+            )
             true_card, _ = truth.review_card(true_card, rating, at)
             sched_card, _ = schedule.review_card(sched_card, rating, at)
             at = max(sched_card.due, at + timedelta(minutes=1)) + timedelta(minutes=rng.randint(0, 120))
@@ -49,8 +57,10 @@ def simulate(user, cards, days=150, seed=7):
 
 def test_holdout_log_loss_prefers_the_true_parameters(learner, shipped_course):
     simulate(learner, list(Card.objects.order_by("pk")[:40]))
-    entries = [(c * 2, r, at, None) for c, r, at in
-               ReviewLog.objects.order_by("reviewed_at").values_list("card_id", "rating", "reviewed_at")]
+    entries = [
+        (c * 2, r, at, None)
+        for c, r, at in ReviewLog.objects.order_by("reviewed_at").values_list("card_id", "rating", "reviewed_at")
+    ]
     cutoff = entries[int(len(entries) * 0.8)][2]
     true_loss, n = holdout_log_loss(fsrs.Scheduler(parameters=TRUE_PARAMS, enable_fuzzing=False), entries, cutoff)
     default_loss, _ = holdout_log_loss(fsrs.Scheduler(enable_fuzzing=False), entries, cutoff)

@@ -43,8 +43,13 @@ def test_due_cards_come_first_lowest_retrievability_first(learner, shipped_cours
     for i, card in enumerate(cards):
         # Older reviews with the same rating: lower retrievability now.
         for day in (60 - 10 * i, 59 - 10 * i, 50 - 10 * i):
-            submit_review(user=learner, card_id=card.pk, rating=3, idempotency_key=uuid.uuid4().hex,
-                          reviewed_at=now - timedelta(days=day))
+            submit_review(
+                user=learner,
+                card_id=card.pk,
+                rating=3,
+                idempotency_key=uuid.uuid4().hex,
+                reviewed_at=now - timedelta(days=day),
+            )
     CardState.objects.filter(user=learner).update(due=now - timedelta(hours=1))
     q = today_queue(learner, now=now)
     due_items = [item for item in q.items if not item.is_new]

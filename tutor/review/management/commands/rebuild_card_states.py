@@ -6,8 +6,10 @@ from tutor.review.services import rebuild_learner, state_differences
 
 
 class Command(BaseCommand):
-    help = ("Re-derive every learner's card states from the append-only review log. "
-            "With --check, only report where the live states differ from the log (exit 1 if any).")
+    help = (
+        "Re-derive every learner's card states from the append-only review log. "
+        "With --check, only report where the live states differ from the log (exit 1 if any)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--user", help="only this username")
