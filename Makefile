@@ -61,3 +61,4 @@ llm-server: install-llm
 
 lint: install-dev
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
