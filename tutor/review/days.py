@@ -3,10 +3,22 @@ for the day it belongs to."""
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from tutor.errors import DomainError
+
 DAY_START_HOUR = 4
+
+
+def as_utc(moment: datetime, field: str = "reviewed_at") -> datetime:
+    """An aware moment in UTC, the one form the fsrs package takes (datetime.UTC, not ZoneInfo("UTC") or +02:00).
+
+    Services normalise every time they are given through here, so a caller may pass any aware time.
+    """
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise DomainError("The time needs a time zone.", field)
+    return moment.astimezone(UTC)
 
 
 def learner_zone(name: str) -> ZoneInfo:

@@ -1,5 +1,5 @@
-"""Today's review queue: due cards first (lowest retrievability first), then new cards up to
-the daily limit. Every query is index-backed and bounded; nothing loops over a whole deck."""
+"""Today's review queue: due cards first (lowest predicted recall first, across all of them), then new
+cards up to the daily limit. The database ranks and limits; nothing loops over a whole deck in Python."""
 
 from __future__ import annotations
 
@@ -7,18 +7,53 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import connection
-from django.db.models import Count, Q
+from django.db.models import Case, Count, DateTimeField, F, FloatField, Func, Q, QuerySet, Value, When
 from django.utils import timezone
 
 from quizzes.models import Card
-from tutor.review.days import day_bounds, learner_zone, study_day
+from tutor.review.days import as_utc, day_bounds, learner_zone, study_day
 from tutor.review.models import CardState, ReviewLog, State
 from tutor.review.scheduling import interval_previews, retrievability, scheduler_for, to_fsrs_card
 from tutor.review.services import learner_settings
 
-# Due cards fetched per request (ordered by due date through the (user, due) index), then
-# ranked by retrievability in memory: bounded work however large the deck.
-DUE_WINDOW = 200
+
+class WholeDaysSinceReview(Func):
+    """Whole days from a state's last review to `now`, counted as fsrs counts them: (now - last).days, at least 0."""
+
+    output_field = FloatField()
+
+    def __init__(self, now: datetime):
+        super().__init__(Value(now, output_field=DateTimeField()), F("last_review"))
+
+    def _compiled(self, compiler, connection) -> tuple[str, str, list]:
+        now_sql, now_params = compiler.compile(self.source_expressions[0])
+        last_sql, last_params = compiler.compile(self.source_expressions[1])
+        return now_sql, last_sql, [*now_params, *last_params]
+
+    def as_postgresql(self, compiler, connection, **extra):
+        now_sql, last_sql, params = self._compiled(compiler, connection)
+        return f"GREATEST(0, FLOOR(EXTRACT(EPOCH FROM ({now_sql} - {last_sql})) / 86400))", params
+
+    def as_sqlite(self, compiler, connection, **extra):
+        now_sql, last_sql, params = self._compiled(compiler, connection)
+        return f"MAX(0, CAST(julianday({now_sql}) - julianday({last_sql}) AS INTEGER))", params
+
+
+def lowest_recall_first(states: QuerySet[CardState], now: datetime) -> QuerySet[CardState]:
+    """Order card states by predicted recall, lowest first, in the database (ties: earliest due).
+
+    FSRS predicts recall R = (1 + F·t/S)^D, with t the whole days since the last review, S the stability
+    and F > 0 > D fixed for one learner's parameters: R falls as t/S grows, so ordering by t/S descending
+    is ordering by R ascending, over every due card, without evaluating the curve row by row.
+    A state without a stability or a last review has R = 0 (fsrs's convention) and comes first.
+    """
+    unknown = Q(stability__isnull=True) | Q(stability__lte=0) | Q(last_review__isnull=True)
+    key = Case(
+        When(unknown, then=Value(float("inf"))),
+        default=WholeDaysSinceReview(now) / F("stability"),
+        output_field=FloatField(),
+    )
+    return states.annotate(forgetting=key).order_by("-forgetting", "due", "pk")
 
 
 @dataclass
@@ -53,7 +88,7 @@ class Queue:
 
 
 def today_queue(user, *, now: datetime | None = None, limit: int = 20) -> Queue:
-    now = now or timezone.now()
+    now = as_utc(now or timezone.now(), "now")
     settings_obj = learner_settings(user)
     zone = learner_zone(settings_obj.timezone)
     day_start, day_end = day_bounds(study_day(now, zone), zone)
@@ -63,9 +98,8 @@ def today_queue(user, *, now: datetime | None = None, limit: int = 20) -> Queue:
     due_qs = CardState.objects.filter(user=user, due__lt=day_end, card__retired=False).exclude(
         state__in=(State.LEARNING, State.RELEARNING), due__gt=now
     )
-    due_states = list(due_qs.order_by("due")[:DUE_WINDOW])
-    due_count = len(due_states) if len(due_states) < DUE_WINDOW else due_qs.count()
-    ranked = sorted(due_states, key=lambda s: (retrievability(scheduler, s, now), s.due))[:limit]
+    ranked = list(lowest_recall_first(due_qs, now)[:limit])
+    due_count = due_qs.count()
 
     today = ReviewLog.objects.filter(
         user=user, reviewed_at__gte=day_start, reviewed_at__lt=day_end, undone_at__isnull=True
@@ -119,7 +153,7 @@ def _new_card_keys(user, budget: int) -> list[tuple[int, bool]]:
 
 def tomorrow_forecast(user, *, now: datetime | None = None) -> int:
     """How many cards come due during the learner's next study day."""
-    now = now or timezone.now()
+    now = as_utc(now or timezone.now(), "now")
     zone = learner_zone(learner_settings(user).timezone)
     _, tomorrow_start = day_bounds(study_day(now, zone), zone)
     return CardState.objects.filter(

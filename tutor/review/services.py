@@ -15,6 +15,7 @@ from django.utils import timezone
 from quizzes.models import Card
 from tutor.errors import DomainError
 from tutor.review.answer_check import Grade, check_answer
+from tutor.review.days import as_utc
 from tutor.review.models import CardState, LearnerSettings, ReviewLog, State
 from tutor.review.scheduling import LogEntry, copy_into_state, replay, scheduler_for, to_fsrs_card
 from tutor.review.study_sessions import touch_session
@@ -62,6 +63,7 @@ def submit_review(
         reviewed_at=reviewed_at,
         now=now,
     )
+    reviewed_at = as_utc(reviewed_at)
     existing = _existing(user, idempotency_key)
     if existing:
         return existing

@@ -9,7 +9,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from quizzes.models import Card, Lesson, Topic
-from tutor.review.days import day_bounds, learner_zone, study_day
+from tutor.review.days import as_utc, day_bounds, learner_zone, study_day
 from tutor.review.models import CardState, ReviewLog, State
 from tutor.review.scheduling import retrievability, scheduler_for
 from tutor.review.services import learner_settings
@@ -27,7 +27,7 @@ METHODS = {
 
 
 def learner_stats(user, *, now: datetime | None = None) -> dict:
-    now = now or timezone.now()
+    now = as_utc(now or timezone.now(), "now")
     settings_obj = learner_settings(user)
     zone = learner_zone(settings_obj.timezone)
     today = study_day(now, zone)

@@ -83,3 +83,57 @@ def test_done_for_today_shows_tomorrows_forecast(learner, shipped_course):
     assert q.items == []
     CardState.objects.filter(user=learner).update(due=timezone.now() + timedelta(days=1))
     assert tomorrow_forecast(learner) == 2
+
+
+def test_with_hundreds_due_the_lowest_recall_cards_of_the_whole_deck_come_first(learner, shipped_course):
+    """The queue ranks every due card, not a window of the earliest due: with 400 due cards whose due
+    dates do not follow their recall, the first 20 are exactly fsrs's 20 lowest-recall cards."""
+    import random
+
+    from tutor.review.models import State
+    from tutor.review.scheduling import retrievability, scheduler_for
+
+    template = Card.objects.filter(kind="recall").first()
+    extra = [
+        Card(
+            course=shipped_course,
+            slug=f"extra-{i}",
+            kind="recall",
+            prompt=f"Extra {i}?",
+            answer="Yes.",
+            position=10_000 + i,
+        )
+        for i in range(400 - Card.objects.count())
+    ]
+    Card.objects.bulk_create(extra)
+    assert template is not None and Card.objects.count() >= 400
+    now = timezone.now()
+    rng = random.Random(5)
+    states = []
+    for card in Card.objects.all()[:400]:
+        last = now - timedelta(days=rng.uniform(1, 400), seconds=rng.randint(0, 86399))
+        states.append(
+            CardState(
+                user=learner,
+                card=card,
+                reverse=False,
+                state=State.REVIEW,
+                step=None,
+                stability=rng.uniform(0.5, 300),
+                difficulty=5.0,
+                last_review=last,
+                # due dates unrelated to recall: the oldest due are not the most forgotten
+                due=now - timedelta(hours=rng.uniform(1, 20)),
+                reps=3,
+                lapses=0,
+                version=1,
+            )
+        )
+    CardState.objects.bulk_create(states)
+    scheduler = scheduler_for(learner_settings(learner))
+    expected = sorted(CardState.objects.filter(user=learner), key=lambda s: (retrievability(scheduler, s, now), s.due))
+    q = today_queue(learner, now=now, limit=20)
+    assert q.due_count == 400
+    assert [item.card.pk for item in q.items] == [s.card_id for s in expected[:20]]
+    recalls = [item.retrievability for item in q.items]
+    assert recalls == sorted(recalls) and recalls[0] == min(retrievability(scheduler, s, now) for s in expected)
