@@ -12,6 +12,7 @@ urlpatterns = [
     path("sessions/<int:pk>/", views.session, name="session"),
     path("settings/", views.settings_page, name="settings"),
     path("settings/optimize/", views.optimize, name="optimize"),
+    path("settings/reset-parameters/", views.reset_parameters, name="reset-parameters"),
     path("labs/", views.labs, name="labs"),
     path("labs/runs/<int:pk>/", views.lab_run, name="lab-run"),
     path("labs/runs/<int:pk>/artifacts/<str:name>", views.lab_artifact, name="lab-artifact"),

@@ -17,8 +17,10 @@ from quizzes import selectors
 from quizzes.models import Course, Section
 from tutor.health import service_health
 from tutor.review import optimizer
+from tutor.review.fit_guard import RULE
 from tutor.review.models import OptimizationRun, ReviewLog, StudySession
-from tutor.review.services import learner_settings, update_learner_settings
+from tutor.review.rescheduling import active_reschedule, reset_to_default_parameters, update_learner_settings
+from tutor.review.services import learner_settings
 from tutor.teacher import llm
 from tutor.teacher.chat import start_conversation
 from tutor.teacher.models import Conversation
@@ -98,12 +100,15 @@ def settings_page(request):
     obj = learner_settings(request.user)
     form = LearnerSettingsForm(request.POST or None, instance=obj)
     if request.method == "POST" and form.is_valid():
-        update_learner_settings(user=request.user, changes=form.cleaned_data)
-        messages.success(request, "Settings saved; your schedule was re-derived from your review log.")
+        job = update_learner_settings(user=request.user, changes=form.cleaned_data)
+        messages.success(request, f"Settings saved; re-scheduling your {job.total} cards from your review log.")
         return redirect("settings")
     runs = list(OptimizationRun.objects.filter(user=request.user)[:5])
+    labels = (("fitted", "Fitted on earlier reviews"), ("current", "In use then"), ("defaults", "FSRS defaults"))
     for run in runs:
         run.curve_json = json.dumps(run.curve) if run.curve else ""
+        scores = (run.evaluation or {}).get("metrics", {})
+        run.scores = [(label, scores[key]) for key, label in labels if key in scores]
     return render(
         request,
         "frontend/settings.html",
@@ -113,8 +118,19 @@ def settings_page(request):
             "min_reviews": optimizer.MIN_REVIEWS,
             "holdout_pct": round(optimizer.HOLDOUT_FRACTION * 100),
             "review_count": ReviewLog.objects.filter(user=request.user, undone_at__isnull=True).count(),
+            "rescheduling": active_reschedule(request.user),
+            "uses_fitted": bool(obj.parameters),
+            "rule": RULE,
         },
     )
+
+
+@login_required
+@require_POST
+def reset_parameters(request):
+    job = reset_to_default_parameters(user=request.user)
+    messages.success(request, f"Back to the FSRS default parameters; re-scheduling your {job.total} cards.")
+    return redirect("settings")
 
 
 @login_required

@@ -15,10 +15,11 @@ from rest_framework.response import Response
 
 from tutor.errors import ErrorSerializer
 from tutor.review import presenters
-from tutor.review.models import CardState, LearnerSettings, OptimizationRun, ReviewLog, StudySession
+from tutor.review.models import CardState, LearnerSettings, OptimizationRun, Reschedule, ReviewLog, StudySession
 from tutor.review.optimizer import request_optimization
 from tutor.review.queue import today_queue, tomorrow_forecast
-from tutor.review.services import learner_settings, submit_review, undo_last_review, update_learner_settings
+from tutor.review.rescheduling import active_reschedule, reset_to_default_parameters, update_learner_settings
+from tutor.review.services import learner_settings, submit_review, undo_last_review
 from tutor.review.stats import learner_stats
 
 
@@ -167,19 +168,45 @@ class SettingsSerializer(serializers.ModelSerializer):
         return value
 
 
-@extend_schema(methods=["GET"], responses=SettingsSerializer)
-@extend_schema(methods=["PATCH"], request=SettingsSerializer, responses=SettingsSerializer)
+class RescheduleSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Reschedule
+        fields = ["id", "reason", "status", "total", "done", "created_at", "finished_at"]
+
+
+class SettingsResponseSerializer(SettingsSerializer):
+    rescheduling = serializers.SerializerMethodField(help_text="The re-scheduling under way after a change, if any.")
+
+    class Meta(SettingsSerializer.Meta):
+        fields = [*SettingsSerializer.Meta.fields, "rescheduling"]
+
+    def get_rescheduling(self, obj) -> dict | None:
+        job = active_reschedule(obj.user)
+        return RescheduleSerializer(job).data if job else None
+
+
+@extend_schema(methods=["GET"], responses=SettingsResponseSerializer)
+@extend_schema(methods=["PATCH"], request=SettingsSerializer, responses=SettingsResponseSerializer)
 @api_view(["GET", "PATCH"])
 def learner_settings_view(request: Request) -> Response:
-    """Scheduling settings. Changing them re-derives every card state from the review log."""
+    """Scheduling settings. A change re-derives every card state from the review log on a worker, in batches
+    (`rescheduling` shows the progress); reviews keep working meanwhile."""
     obj = learner_settings(request.user)
     if request.method == "GET":
-        return Response(SettingsSerializer(obj).data)
+        return Response(SettingsResponseSerializer(obj).data)
     ser = SettingsSerializer(obj, data=request.data, partial=True)
     if not ser.is_valid():
         return Response(ser.errors, status=status.HTTP_400_BAD_REQUEST)
     update_learner_settings(user=request.user, changes=ser.validated_data)
-    return Response(SettingsSerializer(learner_settings(request.user)).data)
+    return Response(SettingsResponseSerializer(learner_settings(request.user)).data)
+
+
+@extend_schema(request=None, responses={202: SettingsResponseSerializer})
+@api_view(["POST"])
+def reset_parameters(request: Request) -> Response:
+    """Go back to the FSRS default parameters (drops a fitted set); the cards are re-scheduled in the background."""
+    reset_to_default_parameters(user=request.user)
+    return Response(SettingsResponseSerializer(learner_settings(request.user)).data, status=status.HTTP_202_ACCEPTED)
 
 
 class OptimizationSerializer(serializers.ModelSerializer):
@@ -193,7 +220,9 @@ class OptimizationSerializer(serializers.ModelSerializer):
             "train_reviews",
             "holdout_reviews",
             "current_log_loss",
+            "defaults_log_loss",
             "fitted_log_loss",
+            "evaluation",
             "adopted",
             "curve",
             "message",
@@ -204,7 +233,8 @@ class OptimizationSerializer(serializers.ModelSerializer):
 @extend_schema(methods=["POST"], request=None, responses={202: OptimizationSerializer})
 @api_view(["GET", "POST"])
 def optimization(request: Request) -> Response:
-    """GET: past parameter fits. POST: queue a new fit (adopted only if it predicts recent reviews better)."""
+    """GET: past parameter fits. POST: queue a new fit, adopted only if it predicts the held-out recent reviews
+    significantly better than both the parameters in use and the defaults (`evaluation.rule`)."""
     if request.method == "POST":
         run = request_optimization(user=request.user)
         return Response(OptimizationSerializer(run).data, status=status.HTTP_202_ACCEPTED)

@@ -155,6 +155,10 @@ class OptimizationRun(models.Model):
     fitted_parameters = models.JSONField(null=True)
     adopted = models.BooleanField(default=False)
     curve = models.JSONField(null=True, help_text="Forgetting curves under both parameter sets.")
+    defaults_log_loss = models.FloatField(null=True)
+    evaluation = models.JSONField(
+        null=True, help_text="Log loss, RMSE(bins) and AUC of each parameter set, the paired comparisons, the rule."
+    )
     message = models.TextField(blank=True)
 
     class Meta:
@@ -162,3 +166,38 @@ class OptimizationRun(models.Model):
 
     def __str__(self) -> str:
         return f"optimization {self.pk} for {self.user}: {self.status}"
+
+
+class Reschedule(models.Model):
+    """Re-deriving every card state of a learner from the log after their scheduling settings changed.
+
+    Runs on a worker in batches, so reviews keep working meanwhile; the settings page shows its progress.
+    """
+
+    class Reason(models.TextChoices):
+        SETTINGS = "settings", "Settings changed"
+        OPTIMIZATION = "optimization", "Fitted parameters adopted"
+        DEFAULTS = "defaults", "Back to the FSRS defaults"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        SUPERSEDED = "superseded", "Superseded by a newer change"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reschedules")
+    reason = models.CharField(max_length=16, choices=Reason.choices)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["user", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"reschedule {self.pk} of {self.user}: {self.done}/{self.total} ({self.status})"

@@ -1,25 +1,26 @@
 """Per-learner FSRS parameter fitting with an honest check before adoption.
 
 The learner's most recent reviews (by time) are held out and never used for fitting. Fitted
-parameters are adopted only if they predict those held-out reviews better, by log loss, than
-the parameters in use. A blind refit on little data can predict worse than the defaults.
+parameters are adopted only if they predict those held-out reviews better than both the parameters
+in use and the FSRS defaults, significantly (tutor.review.fit_guard states the rule). A blind refit
+on little data can predict worse than the defaults. Adoption re-schedules the cards in batches.
 
 Runs in a Celery worker: fsrs's optimizer needs torch, which the web process never imports.
 """
 
 from __future__ import annotations
 
-import math
 import statistics
 from datetime import UTC, datetime, timedelta
 
 import fsrs
-from django.db import transaction
 from django.utils import timezone
 
-from tutor.review.models import CardState, LearnerSettings, OptimizationRun, ReviewLog, State
+from tutor.review.fit_guard import Entry, Verdict, holdout_predictions, judge
+from tutor.review.models import CardState, LearnerSettings, OptimizationRun, Reschedule, ReviewLog, State
+from tutor.review.rescheduling import reschedule_here
 from tutor.review.scheduling import scheduler_for
-from tutor.review.services import learner_settings, rebuild_learner
+from tutor.review.services import learner_settings
 from tutor.review.tasks import optimize_parameters as optimize_parameters_task
 from workers.queues import DEFAULT, send_on_commit
 
@@ -62,33 +63,29 @@ def _finish(run: OptimizationRun, *, status: str, message: str = "") -> None:
     run.save()
 
 
-def _entries(user) -> list[tuple[int, int, datetime, int | None]]:
-    """(sequence id, rating, time, duration) oldest first; each card direction is its own sequence."""
+def _entries(user) -> list[Entry]:
+    """The learner's reviews oldest first; each card direction is its own sequence."""
     rows = (
         ReviewLog.objects.filter(user=user, undone_at__isnull=True)
         .order_by("reviewed_at", "id")
         .values_list("card_id", "reverse", "rating", "reviewed_at", "duration_ms")
     )
-    return [(card_id * 2 + int(reverse), rating, at, dur) for card_id, reverse, rating, at, dur in rows]
+    return [Entry(card_id * 2 + int(reverse), rating, at) for card_id, reverse, rating, at, _ in rows]
 
 
-def holdout_log_loss(scheduler: fsrs.Scheduler, entries, cutoff: datetime) -> tuple[float, int]:
-    """Mean log loss of the scheduler's recall predictions on reviews at or after `cutoff`.
+def fit_parameters(entries: list[Entry], cutoff: datetime) -> list[float]:
+    """FSRS parameters fitted (fsrs's optimizer, torch) on the reviews before `cutoff` only."""
+    train = [
+        fsrs.ReviewLog(card_id=e.sequence, rating=fsrs.Rating(e.rating), review_datetime=e.at, review_duration=None)
+        for e in entries
+        if e.at < cutoff
+    ]
+    return list(fsrs.Optimizer(train).compute_optimal_parameters())
 
-    Every review (before and after the cutoff) advances the card, so each prediction uses all
-    history before it; only reviews a day or more after the previous one are scored, as in FSRS.
-    """
-    cards: dict[int, fsrs.Card] = {}
-    total, n = 0.0, 0
-    for seq, rating, at, _ in entries:
-        card = cards.get(seq) or fsrs.Card(card_id=seq, due=at)
-        if at >= cutoff and card.last_review is not None and (at - card.last_review).days >= 1:
-            p = min(max(scheduler.get_card_retrievability(card, at), 1e-6), 1 - 1e-6)
-            y = 1 if rating > 1 else 0
-            total -= y * math.log(p) + (1 - y) * math.log(1 - p)
-            n += 1
-        cards[seq], _ = scheduler.review_card(card, fsrs.Rating(rating), at)
-    return (total / n if n else float("nan")), n
+
+def holdout_cutoff(entries: list[Entry]) -> datetime:
+    """The time from which the most recent HOLDOUT_FRACTION of reviews are held out of the fit."""
+    return entries[int(len(entries) * (1 - HOLDOUT_FRACTION))].at
 
 
 def forgetting_curve(scheduler: fsrs.Scheduler, stability: float) -> list[dict]:
@@ -122,51 +119,61 @@ def _optimize(run: OptimizationRun) -> None:
     entries = _entries(user)
     if len(entries) < MIN_REVIEWS:
         raise NotEnoughReviews(f"Optimization needs at least {MIN_REVIEWS} reviews; you have {len(entries)}.")
-    cutoff = entries[int(len(entries) * (1 - HOLDOUT_FRACTION))][2]
-    train = [
-        fsrs.ReviewLog(card_id=seq, rating=fsrs.Rating(r), review_datetime=at, review_duration=d)
-        for seq, r, at, d in entries
-        if at < cutoff
-    ]
+    cutoff = holdout_cutoff(entries)
     current = scheduler_for(settings_obj)
-    current_loss, evaluated = holdout_log_loss(current, entries, cutoff)
+    evaluated = len(holdout_predictions(current, entries, cutoff))
     if evaluated < MIN_HOLDOUT_EVALUATED:
         raise NotEnoughReviews(
             f"Only {evaluated} recent reviews came a day or more after the previous one; "
             f"{MIN_HOLDOUT_EVALUATED} are needed to judge new parameters. Keep reviewing over more days."
         )
-    fitted_params = list(fsrs.Optimizer(train).compute_optimal_parameters())
+    fitted_params = fit_parameters(entries, cutoff)
     fitted = scheduler_for(settings_obj, parameters=fitted_params)
-    fitted_loss, _ = holdout_log_loss(fitted, entries, cutoff)
+    verdict = judge(
+        entries,
+        cutoff,
+        fitted=fitted,
+        current=current,
+        defaults=scheduler_for(settings_obj, parameters=list(fsrs.scheduler.DEFAULT_PARAMETERS)),
+    )
 
     stabilities = list(CardState.objects.filter(user=user, state=State.REVIEW).values_list("stability", flat=True)) or [
         fitted.parameters[2]
     ]
     median_s = float(statistics.median(stabilities))
-    run.train_reviews = len(train)
-    run.holdout_reviews = evaluated
+    scores = verdict.metrics
+    run.train_reviews = sum(1 for e in entries if e.at < cutoff)
+    run.holdout_reviews = verdict.evaluated
     run.current_parameters = list(current.parameters)
     run.fitted_parameters = fitted_params
-    run.current_log_loss = current_loss
-    run.fitted_log_loss = fitted_loss
+    run.current_log_loss = scores["current"].log_loss
+    run.fitted_log_loss = scores["fitted"].log_loss
+    run.defaults_log_loss = scores["defaults"].log_loss
+    run.evaluation = verdict.as_dict()
     run.curve = {
         "stability_days": median_s,
         "current": forgetting_curve(current, median_s),
         "fitted": forgetting_curve(fitted, median_s),
     }
-    run.adopted = fitted_loss < current_loss
-    with transaction.atomic():
-        if run.adopted:
-            LearnerSettings.objects.filter(pk=settings_obj.pk).update(parameters=fitted_params)
-            rebuild_learner(user)
-        verdict = (
-            "adopted: they predict your recent reviews better"
-            if run.adopted
-            else "kept the current parameters: the fitted ones predict your recent reviews worse"
-        )
-        _finish(
-            run,
-            status=OptimizationRun.Status.DONE,
-            message=f"Log loss on your {evaluated} most recent reviews: current {current_loss:.4f}, "
-            f"fitted {fitted_loss:.4f}; {verdict}.",
-        )
+    run.adopted = verdict.adopt
+    if run.adopted:
+        LearnerSettings.objects.filter(pk=settings_obj.pk).update(parameters=fitted_params)
+    _finish(run, status=OptimizationRun.Status.DONE, message=_explain(verdict))
+    if run.adopted:
+        reschedule_here(user=user, reason=Reschedule.Reason.OPTIMIZATION)
+
+
+def _explain(verdict: Verdict) -> str:
+    s = verdict.metrics
+    losses = (
+        f"Log loss on your {verdict.evaluated} most recent reviews: in use {s['current'].log_loss:.4f}, "
+        f"defaults {s['defaults'].log_loss:.4f}, fitted {s['fitted'].log_loss:.4f}"
+    )
+    if verdict.adopt:
+        return f"{losses}; adopted: the fit predicts them better than both, by more than its own noise."
+    if min(verdict.vs_current.mean_gain, verdict.vs_defaults.mean_gain) <= 0:
+        return f"{losses}; kept the parameters in use: the fit does not predict them better than both."
+    return (
+        f"{losses}; kept the parameters in use: the fit's gain (at least "
+        f"{min(verdict.vs_current.mean_gain, verdict.vs_defaults.mean_gain):.4f} per review) is within its noise."
+    )

@@ -210,8 +210,10 @@ def replay_card(user, card_id: int, reverse: bool, settings_obj: LearnerSettings
 
 
 def rebuild_card_state(*, user, card_id: int, reverse: bool, settings_obj: LearnerSettings | None = None) -> None:
-    replayed = replay_card(user, card_id, reverse, settings_obj)
+    """Replay one card's log into its state. The state's row is locked before the log is read, so a review
+    committed meanwhile is either in the replay or waits for this rebuild and then builds on it."""
     state = CardState.objects.select_for_update().filter(user=user, card_id=card_id, reverse=reverse).first()
+    replayed = replay_card(user, card_id, reverse, settings_obj)
     if replayed is None:
         if state:
             state.delete()
@@ -224,26 +226,21 @@ def rebuild_card_state(*, user, card_id: int, reverse: bool, settings_obj: Learn
     state.save()
 
 
-def rebuild_learner(user) -> int:
-    """Recompute every card state of a learner from the log (after settings change). Returns states written."""
-    settings_obj = learner_settings(user)
+def card_keys(user) -> list[tuple[int, bool]]:
+    """Every (card, direction) of the learner with a state or a review: what a full rebuild touches."""
     keys = set(ReviewLog.objects.filter(user=user).values_list("card_id", "reverse").distinct())
     keys |= set(CardState.objects.filter(user=user).values_list("card_id", "reverse"))
+    return sorted(keys)
+
+
+def rebuild_learner(user) -> int:
+    """Recompute every card state of a learner from the log, in one transaction. Returns states written."""
+    settings_obj = learner_settings(user)
+    keys = card_keys(user)
     with transaction.atomic():
-        for card_id, reverse in sorted(keys):
+        for card_id, reverse in keys:
             rebuild_card_state(user=user, card_id=card_id, reverse=reverse, settings_obj=settings_obj)
     return len(keys)
-
-
-@transaction.atomic
-def update_learner_settings(*, user, changes: dict) -> LearnerSettings:
-    """Change a learner's scheduling settings and re-derive every card state from the log with them."""
-    settings_obj = learner_settings(user)
-    for name, value in changes.items():
-        setattr(settings_obj, name, value)
-    settings_obj.save()
-    rebuild_learner(user)
-    return settings_obj
 
 
 def state_differences(user) -> list[str]:

@@ -10,3 +10,12 @@ def optimize_parameters(run_id: int) -> dict[str, object]:
 
     run = run_optimization(run_id)
     return {"run": run.pk, "status": run.status, "adopted": run.adopted}
+
+
+@app.task(name="tutor.reschedule_cards", acks_late=True)
+def reschedule_cards(job_id: int) -> dict[str, object]:
+    """Re-derive a learner's card states in batches after their settings changed."""
+    from tutor.review.rescheduling import run_reschedule
+
+    job = run_reschedule(job_id)
+    return {"job": job.pk, "status": job.status, "done": job.done}

@@ -14,5 +14,6 @@ urlpatterns = [
     path("review/undo/", api.undo, name="api-review-undo"),
     path("review/stats/", api.stats, name="api-review-stats"),
     path("review/settings/", api.learner_settings_view, name="api-review-settings"),
+    path("review/settings/reset-parameters/", api.reset_parameters, name="api-review-reset-parameters"),
     path("review/optimization/", api.optimization, name="api-review-optimization"),
 ] + router.urls
