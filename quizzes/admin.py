@@ -1,17 +1,24 @@
-"""Admin for courses, lessons (with inline sections), topics and cards.
+"""Admin for courses, lessons (with inline sections), topics, cards and explanations.
 
-Card edits go through quizzes.services so every change is recorded; markdown is rendered and
-sanitized on save by the models.
+Card and explanation edits go through quizzes.services so every change is recorded; markdown
+is rendered and sanitized on save by the models.
 """
 
+from django import forms
 from django.contrib import admin, messages
 from django.shortcuts import get_object_or_404, render
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 from quizzes.card_kinds import KIND_FIELDS
-from quizzes.models import Card, CardEdit, Course, Lesson, Section, Topic
-from quizzes.services import card_snapshot, record_changes_between, set_retired
+from quizzes.models import Card, CardEdit, Course, Explanation, ExplanationEdit, Lesson, Section, Topic
+from quizzes.services import known_lab_ids, record_changes_between, set_retired, snapshot
+
+
+def _rendered(html: str):
+    """Rendered markdown in an admin page. Safe to mark safe: the models sanitize it on every save."""
+    return format_html('<div class="md">{}</div>', mark_safe(html))  # noqa: S308
 
 
 class LessonInline(admin.TabularInline):
@@ -69,7 +76,7 @@ class SectionAdmin(admin.ModelAdmin):
 
     @admin.display(description="Rendered (as learners see it)")
     def rendered(self, obj):
-        return format_html('<div class="md">{}</div>', obj.body_html) if obj.pk else "-"
+        return _rendered(obj.body_html) if obj.pk else "-"
 
 
 @admin.register(Topic)
@@ -79,8 +86,7 @@ class TopicAdmin(admin.ModelAdmin):
     search_fields = ("title", "slug")
 
 
-class CardEditInline(admin.TabularInline):
-    model = CardEdit
+class EditHistoryInline(admin.TabularInline):
     fields = ("at", "user", "source", "changes")
     readonly_fields = fields
     extra = 0
@@ -91,15 +97,50 @@ class CardEditInline(admin.TabularInline):
         return False
 
 
+class CardEditInline(EditHistoryInline):
+    model = CardEdit
+
+
+class ExplanationEditInline(EditHistoryInline):
+    model = ExplanationEdit
+
+
+class RecordsEdits:
+    """For the admin of a model with an edit history: saving the change form records who changed
+    what (quizzes.services), and the retire actions keep history too."""
+
+    actions = ["retire", "unretire"]
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            request._content_before = snapshot(type(obj).objects.get(pk=obj.pk))
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        before = getattr(request, "_content_before", None)
+        if before is not None:
+            record_changes_between(form.instance, before, user=request.user, source="admin")
+
+    @admin.action(description="Retire selected %(verbose_name_plural)s (hide them, keep history)")
+    def retire(self, request, queryset):
+        n = set_retired(queryset, retired=True, user=request.user, source="admin")
+        self.message_user(request, f"Retired {n} {self.opts.verbose_name_plural}.", messages.SUCCESS)
+
+    @admin.action(description="Bring back selected %(verbose_name_plural)s")
+    def unretire(self, request, queryset):
+        n = set_retired(queryset, retired=False, user=request.user, source="admin")
+        self.message_user(request, f"Brought back {n} {self.opts.verbose_name_plural}.", messages.SUCCESS)
+
+
 @admin.register(Card)
-class CardAdmin(admin.ModelAdmin):
+class CardAdmin(RecordsEdits, admin.ModelAdmin):
     list_display = ("slug", "kind", "short_prompt", "retired", "updated_at")
     list_filter = ("kind", "retired", "course", "sections__lesson", "topics")
     search_fields = ("slug", "prompt", "answer", "explanation")
     filter_horizontal = ("sections", "topics")
     readonly_fields = ("preview_link",)
     inlines = [CardEditInline]
-    actions = ["retire", "unretire"]
 
     def get_fieldsets(self, request, obj=None):
         kind_columns = (
@@ -145,37 +186,107 @@ class CardAdmin(admin.ModelAdmin):
         card.section_links = list(card.sections.all())
         return render(request, "quizzes/card_preview.html", {"card": card})
 
-    def save_model(self, request, obj, form, change):
-        if change:
-            request._card_before = card_snapshot(Card.objects.get(pk=obj.pk))
-        super().save_model(request, obj, form, change)
 
-    def save_related(self, request, form, formsets, change):
-        super().save_related(request, form, formsets, change)
-        before = getattr(request, "_card_before", None)
-        if before is not None:
-            record_changes_between(form.instance, before, user=request.user, source="admin")
+class EditLogAdmin(admin.ModelAdmin):
+    """The whole edit history of one kind of content, read-only."""
 
-    @admin.action(description="Retire selected cards (hide from new reviews, keep history)")
-    def retire(self, request, queryset):
-        n = set_retired(queryset, retired=True, user=request.user, source="admin")
-        self.message_user(request, f"Retired {n} cards.", messages.SUCCESS)
-
-    @admin.action(description="Bring back selected cards")
-    def unretire(self, request, queryset):
-        n = set_retired(queryset, retired=False, user=request.user, source="admin")
-        self.message_user(request, f"Brought back {n} cards.", messages.SUCCESS)
-
-
-@admin.register(CardEdit)
-class CardEditAdmin(admin.ModelAdmin):
-    list_display = ("card", "user", "source", "at")
+    list_display = ("subject", "user", "source", "at")
     list_filter = ("source",)
-    search_fields = ("card__slug",)
-    readonly_fields = ("card", "user", "source", "changes", "at")
+    readonly_fields = ("user", "source", "changes", "at")
+
+    @admin.display(description="Edited")
+    def subject(self, obj):
+        return getattr(obj, obj.subject_field)
 
     def has_add_permission(self, request):
         return False
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+@admin.register(CardEdit)
+class CardEditAdmin(EditLogAdmin):
+    search_fields = ("card__slug",)
+    readonly_fields = ("card", *EditLogAdmin.readonly_fields)
+
+
+@admin.register(ExplanationEdit)
+class ExplanationEditAdmin(EditLogAdmin):
+    search_fields = ("explanation__slug",)
+    readonly_fields = ("explanation", *EditLogAdmin.readonly_fields)
+
+
+class LinesField(forms.CharField):
+    """A list of short texts, edited one per line."""
+
+    widget = forms.Textarea(attrs={"rows": 6})
+
+    def prepare_value(self, value):
+        return "\n".join(value) if isinstance(value, list) else value
+
+    def to_python(self, value):
+        return [line.strip() for line in (value or "").splitlines() if line.strip()]
+
+
+class ExplanationForm(forms.ModelForm):
+    paraphrases = LinesField(help_text="3 to 6 other ways learners ask it, one per line.")
+    lab = forms.ChoiceField(required=False, help_text="A lab experiment that shows it (optional).")
+
+    class Meta:
+        model = Explanation
+        fields = [
+            "course",
+            "slug",
+            "retired",
+            "question",
+            "paraphrases",
+            "answer",
+            "sections",
+            "cards",
+            "lab",
+            "source_file",
+            "position",
+        ]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["lab"].choices = [("", "(none)")] + [(lab, lab) for lab in sorted(known_lab_ids())]
+
+    def clean(self):
+        data = super().clean()
+        course = data.get("course")
+        for name in ("sections", "cards"):
+            if course and any(o.course_id != course.pk for o in data.get(name) or []):
+                self.add_error(name, f"The {name} must belong to the explanation's course.")
+        return data
+
+
+@admin.register(Explanation)
+class ExplanationAdmin(RecordsEdits, admin.ModelAdmin):
+    form = ExplanationForm
+    list_display = ("slug", "short_question", "course", "lab", "retired", "updated_at")
+    list_filter = ("retired", "course", "sections", "lab")
+    search_fields = ("slug", "question", "paraphrases", "answer")
+    filter_horizontal = ("sections", "cards")
+    readonly_fields = ("rendered_answer", "word_count")
+    inlines = [ExplanationEditInline]
+    fieldsets = [
+        (None, {"fields": ["course", "slug", "retired"]}),
+        ("Question", {"fields": ["question", "paraphrases"]}),
+        ("Answer", {"fields": ["answer", "word_count", "rendered_answer"]}),
+        ("Rests on", {"fields": ["sections", "cards", "lab"]}),
+        ("File", {"fields": ["source_file", "position"]}),
+    ]
+
+    @admin.display(description="Question")
+    def short_question(self, obj):
+        return obj.question[:90]
+
+    @admin.display(description="Words")
+    def word_count(self, obj):
+        return len(obj.answer.split()) if obj.pk else "-"
+
+    @admin.display(description="Rendered answer (as learners see it)")
+    def rendered_answer(self, obj):
+        return _rendered(obj.answer_html) if obj.pk else "Save to preview."

@@ -1,13 +1,14 @@
 """Read and write a course folder (see quizzes/content/FORMAT.md) as plain data, no database.
 
 Reading validates everything before anything touches the database, and every error names the
-file, the card or section id and the field. YAML is parsed safely, with anchors/aliases
+file, the card, explanation or section id and the field. YAML is parsed safely, with anchors/aliases
 (the "billion laughs" bomb) and duplicate keys rejected, and with size limits on each file.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from quizzes.card_kinds import COMMON_KEYS, KIND_FIELDS, KindField
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FILES = 500
-MAX_CARDS = 20_000
+MAX_CARDS = 20_000  # and as many explanations
 MAX_TEXT_CHARS = 20_000
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,63}$")
 SECTION_FILE_RE = re.compile(r"^(\d{2,3})-([a-z0-9][a-z0-9-]{1,63})\.md$")
@@ -33,6 +34,29 @@ class CourseData:
     lessons: list[dict[str, Any]]
     sections: list[dict[str, Any]]  # id, title, topics, labs, body (in lesson order)
     cards: list[dict[str, Any]]  # each card's file keys plus "_file"
+    explanations: list[dict[str, Any]] = field(default_factory=list)  # EXPLANATION_KEYS plus "_file"
+
+
+# An explanation: an authored answer to a question learners ask (FORMAT.md, "explanations/*.yaml").
+EXPLANATION_KEYS = ("id", "question", "paraphrases", "answer", "sections", "cards", "lab", "retired")
+ANSWER_WORDS = (60, 200)
+PARAPHRASES = (3, 6)
+DEFAULT_EXPLANATIONS_FILE = "explanations.yaml"  # for explanations made outside the files (admin)
+
+
+def explanation_rule_errors(answer: str, paraphrases: list[Any] | None) -> dict[str, str]:
+    """The length rules of an explanation, wherever it is written (course files, admin): {field: message}.
+
+    Words are counted in the markdown source, split on whitespace. An empty answer or a missing
+    list (None) is left to the required-field checks.
+    """
+    errors: dict[str, str] = {}
+    words = len(answer.split())
+    if answer and not ANSWER_WORDS[0] <= words <= ANSWER_WORDS[1]:
+        errors["answer"] = f"is {words} words; write {ANSWER_WORDS[0]} to {ANSWER_WORDS[1]}"
+    if paraphrases is not None and not PARAPHRASES[0] <= len(paraphrases) <= PARAPHRASES[1]:
+        errors["paraphrases"] = f"has {len(paraphrases)} paraphrases; give {PARAPHRASES[0]} to {PARAPHRASES[1]}"
+    return errors
 
 
 def normalize_text(text: str) -> str:
@@ -141,6 +165,19 @@ class _Validator:
                 self.error(path, f"unknown id {v!r}", item, name)
         return list(value)
 
+    def text_list(self, value: Any, path: str, item: str, name: str) -> list[str]:
+        """A non-empty list of texts (a rubric's key points, a prediction's choices, paraphrases)."""
+        if not isinstance(value, list) or not value:
+            self.error(path, "must be a non-empty list", item, name)
+            return []
+        return [self.text(x, path, item, name) for x in value]
+
+    def flag(self, value: Any, path: str, item: str, name: str) -> bool:
+        """An optional true/false key (absent is false)."""
+        if value is not None and not isinstance(value, bool):
+            self.error(path, "must be true or false", item, name)
+        return value is True
+
     def check_id(self, value: Any, path: str, item: str = "") -> str:
         if not isinstance(value, str) or not ID_RE.match(value):
             self.error(path, "must be 2-64 lowercase letters, digits or hyphens", item, "id")
@@ -153,8 +190,12 @@ class _Validator:
                 self.error(path, f"unknown field (allowed: {', '.join(sorted(allowed))})", item, str(key))
 
 
-def read_course_dir(root: Path) -> CourseData:
-    """Parse and validate a course folder; raises CourseLoadError listing every problem."""
+def read_course_dir(root: Path, *, lab_ids: Collection[str] | None = None) -> CourseData:
+    """Parse and validate a course folder; raises CourseLoadError listing every problem.
+
+    `lab_ids` are the lab experiments an explanation may name (quizzes.services passes the lab
+    catalog's); without them a lab id is checked for its form only.
+    """
     root = Path(root).resolve()
     _check_folder(root)
     v = _Validator()
@@ -166,11 +207,24 @@ def read_course_dir(root: Path) -> CourseData:
     section_files = _section_files(root, v)
     lessons = _read_lessons(manifest.get("lessons") or [], rel_course, section_files, v)
     sections = _read_sections(root, lessons, section_files, topic_ids, v)
-    cards = _read_cards(root, {s["id"] for s in sections}, topic_ids, v)
+    section_ids = {s["id"] for s in sections}
+    cards = _read_list_files(
+        root, "cards", "card", lambda raw, rel, i: _read_card(raw, rel, i, section_ids, topic_ids, v), v
+    )
+    card_ids = {c["id"] for c in cards}
+    explanations = _read_list_files(
+        root,
+        "explanations",
+        "explanation",
+        lambda raw, rel, i: _read_explanation(raw, rel, i, section_ids, card_ids, lab_ids, v),
+        v,
+    )
     if v.errors:
         raise CourseLoadError(v.errors)
-    _sort_tags(topics, sections, cards)
-    return CourseData(course=course, topics=topics, lessons=lessons, sections=sections, cards=cards)
+    _sort_tags(topics, sections, cards, explanations)
+    return CourseData(
+        course=course, topics=topics, lessons=lessons, sections=sections, cards=cards, explanations=explanations
+    )
 
 
 def _check_folder(root: Path) -> None:
@@ -274,51 +328,65 @@ def _read_sections(
     ]
 
 
-def _read_cards(root: Path, section_ids: set[str], topic_ids: set[str], v: _Validator) -> list[dict[str, Any]]:
-    """Every card in cards/*.yaml (files in name order); a card id is unique across files."""
-    cards: list[dict[str, Any]] = []
-    seen_cards: dict[str, str] = {}  # card id -> the file it was first found in
-    cards_dir = root / "cards"
-    for path in sorted(cards_dir.glob("*.yaml")) if cards_dir.is_dir() else []:
-        rel = f"{root.name}/cards/{path.name}"
-        for i, raw_card in enumerate(_card_file_entries(root, path, rel, v)):
-            card = _read_card(raw_card, rel, i, section_ids, topic_ids, v)
-            if card is None:
+def _read_list_files(
+    root: Path, folder: str, what: str, read_one: Callable[[Any, str, int], dict[str, Any] | None], v: _Validator
+) -> list[dict[str, Any]]:
+    """Every entry of <folder>/*.yaml (files in name order, each a list under the key `folder`).
+
+    An id is unique across the folder's files; each entry remembers its file ("_file").
+    """
+    items: list[dict[str, Any]] = []
+    first_seen: dict[str, str] = {}  # id -> the file it was first found in
+    directory = root / folder
+    for path in sorted(directory.glob("*.yaml")) if directory.is_dir() else []:
+        rel = f"{root.name}/{folder}/{path.name}"
+        for i, raw in enumerate(_list_file_entries(root, path, rel, folder, v)):
+            item = read_one(raw, rel, i)
+            if item is None:
                 continue
-            if card["id"] in seen_cards:
-                v.error(rel, f"duplicate card id (also in {seen_cards[card['id']]})", f"card {card['id']}", "id")
+            if item["id"] in first_seen:
+                v.error(rel, f"duplicate {what} id (also in {first_seen[item['id']]})", f"{what} {item['id']}", "id")
                 continue
-            seen_cards[card["id"]] = rel
-            card["_file"] = path.name
-            cards.append(card)
-            if len(cards) > MAX_CARDS:
-                raise CourseLoadError([CourseFileError(rel, f"more than {MAX_CARDS} cards")])
-    return cards
+            first_seen[item["id"]] = rel
+            item["_file"] = path.name
+            items.append(item)
+            if len(items) > MAX_CARDS:
+                raise CourseLoadError([CourseFileError(rel, f"more than {MAX_CARDS} {what}s")])
+    return items
 
 
-def _card_file_entries(root: Path, path: Path, rel: str, v: _Validator) -> list[Any]:
-    """The raw entries of one cards file; none (with the problem noted) if it cannot be read."""
+def _list_file_entries(root: Path, path: Path, rel: str, key: str, v: _Validator) -> list[Any]:
+    """The raw entries of one list file; none (with the problem noted) if it cannot be read."""
     try:
         doc = parse_yaml(_read_text(path, root), rel)
     except CourseLoadError as exc:
         v.errors.extend(exc.errors)
         return []
-    if not isinstance(doc, dict) or not isinstance(doc.get("cards"), list):
-        v.error(rel, "must be a mapping with a 'cards' list")
+    if not isinstance(doc, dict) or not isinstance(doc.get(key), list):
+        v.error(rel, f"must be a mapping with a '{key}' list")
         return []
-    v.unknown_keys(doc, {"cards"}, rel, "file")
-    return doc["cards"]
+    v.unknown_keys(doc, {key}, rel, "file")
+    return doc[key]
 
 
-def _sort_tags(topics: list[dict[str, Any]], sections: list[dict[str, Any]], cards: list[dict[str, Any]]) -> None:
+def _sort_tags(
+    topics: list[dict[str, Any]],
+    sections: list[dict[str, Any]],
+    cards: list[dict[str, Any]],
+    explanations: list[dict[str, Any]],
+) -> None:
     """Tag order carries no meaning: keep ids in course order so that export is lossless."""
     topic_rank = {t["id"]: i for i, t in enumerate(topics)}
     section_rank = {s["id"]: i for i, s in enumerate(sections)}
+    card_rank = {c["id"]: i for i, c in enumerate(cards)}
     for s in sections:
         s["topics"] = sorted(dict.fromkeys(s["topics"]), key=topic_rank.__getitem__)
     for c in cards:
         c["topics"] = sorted(dict.fromkeys(c["topics"]), key=topic_rank.__getitem__)
         c["sections"] = sorted(dict.fromkeys(c["sections"]), key=section_rank.__getitem__)
+    for e in explanations:
+        e["sections"] = sorted(dict.fromkeys(e["sections"]), key=section_rank.__getitem__)
+        e["cards"] = sorted(dict.fromkeys(e["cards"]), key=card_rank.__getitem__)
 
 
 def _no_duplicates(v: _Validator, ids: list[str], path: str, what: str) -> None:
@@ -399,10 +467,7 @@ def _read_card(
         "sections": v.id_list(raw.get("sections"), rel, item, "sections", section_ids, True),
         "topics": v.id_list(raw.get("topics"), rel, item, "topics", topic_ids, False),
     }
-    retired = raw.get("retired", False)
-    if not isinstance(retired, bool):
-        v.error(rel, "must be true or false", item, "retired")
-    card["retired"] = retired is True
+    card["retired"] = v.flag(raw.get("retired", False), rel, item, "retired")
     for f in fields:
         card[f.name] = _read_kind_field(f, raw.get(f.name), rel, item, v)
     _check_kind_rules(card, rel, item, v)
@@ -414,9 +479,7 @@ def _read_kind_field(f: KindField, value: Any, rel: str, item: str, v: _Validato
     if f.type in ("markdown", "text"):
         return v.text(value, rel, item, f.name, f.required)
     if f.type == "bool":
-        if value is not None and not isinstance(value, bool):
-            v.error(rel, "must be true or false", item, f.name)
-        return value is True
+        return v.flag(value, rel, item, f.name)
     if f.type == "number":
         if isinstance(value, bool) or not isinstance(value, int | float):
             v.error(rel, "must be a number", item, f.name)
@@ -425,10 +488,7 @@ def _read_kind_field(f: KindField, value: Any, rel: str, item: str, v: _Validato
     # "list": of texts, e.g. a rubric's key points or a prediction's choices
     if value is None and not f.required:
         return []
-    if not isinstance(value, list) or not value:
-        v.error(rel, "must be a non-empty list", item, f.name)
-        return []
-    return [v.text(x, rel, item, f.name) for x in value]
+    return v.text_list(value, rel, item, f.name)
 
 
 def _check_kind_rules(card: dict[str, Any], rel: str, item: str, v: _Validator) -> None:
@@ -441,6 +501,51 @@ def _check_kind_rules(card: dict[str, Any], rel: str, item: str, v: _Validator) 
         tol = card.get("tolerance")
         if tol is not None and not 0 < tol <= 1:
             v.error(rel, "must be a relative tolerance above 0 and at most 1 (0.1 = ±10%)", item, "tolerance")
+
+
+def _read_explanation(
+    raw: Any,
+    rel: str,
+    index: int,
+    section_ids: set[str],
+    card_ids: set[str],
+    lab_ids: Collection[str] | None,
+    v: _Validator,
+) -> dict[str, Any] | None:
+    if not isinstance(raw, dict):
+        v.error(rel, "must be a mapping", f"explanation #{index + 1}")
+        return None
+    eid = v.check_id(raw.get("id"), rel, f"explanation #{index + 1}")
+    if not eid:
+        return None
+    item = f"explanation {eid}"
+    v.unknown_keys(raw, set(EXPLANATION_KEYS), rel, item)
+    explanation = {
+        "id": eid,
+        "question": v.text(raw.get("question"), rel, item, "question"),
+        "paraphrases": v.text_list(raw.get("paraphrases"), rel, item, "paraphrases"),
+        "answer": v.text(raw.get("answer"), rel, item, "answer"),
+        "sections": v.id_list(raw.get("sections"), rel, item, "sections", section_ids, True),
+        "cards": v.id_list(raw.get("cards"), rel, item, "cards", card_ids, False),
+        "lab": _read_lab(raw.get("lab"), rel, item, lab_ids, v),
+        "retired": v.flag(raw.get("retired"), rel, item, "retired"),
+    }
+    # A paraphrase list that could not be read has been reported already: count only a good one.
+    for name, message in explanation_rule_errors(explanation["answer"], explanation["paraphrases"] or None).items():
+        v.error(rel, message, item, name)
+    return explanation
+
+
+def _read_lab(value: Any, rel: str, item: str, lab_ids: Collection[str] | None, v: _Validator) -> str:
+    """An optional lab experiment id; checked against `lab_ids` when the caller knows them."""
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str):
+        v.error(rel, f"must be a lab id, got {type(value).__name__}", item, "lab")
+        return ""
+    if lab_ids is not None and value not in lab_ids:
+        v.error(rel, f"unknown lab id {value!r} (known: {', '.join(sorted(lab_ids))})", item, "lab")
+    return value
 
 
 # --- writing ---------------------------------------------------------------------------------
@@ -489,12 +594,31 @@ def write_course_dir(data: CourseData, root: Path) -> list[Path]:
         text = f"---\n{dump_yaml(meta)}---\n{section['body'].rstrip()}\n"
         written.append(_write(root / "sections" / f"{n:0{width}d}-{section['id']}.md", text))
 
-    by_file: dict[str, list[dict[str, Any]]] = {}
-    for card in data.cards:
-        by_file.setdefault(card["_file"], []).append(card_to_file_keys(card))
-    for name, cards in sorted(by_file.items()):
-        written.append(_write(root / "cards" / name, dump_yaml({"cards": cards})))
+    written += _write_list_files(root, "cards", data.cards, card_to_file_keys)
+    if data.explanations:  # a course without explanations is written without the folder
+        written += _write_list_files(root, "explanations", data.explanations, explanation_to_file_keys)
     return written
+
+
+def _write_list_files(
+    root: Path, folder: str, items: list[dict[str, Any]], to_keys: Callable[[dict[str, Any]], dict[str, Any]]
+) -> list[Path]:
+    """Write items back to their files ("_file") in <folder>/, each file a list under the key `folder`."""
+    (root / folder).mkdir(parents=True, exist_ok=True)
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        by_file.setdefault(item["_file"], []).append(to_keys(item))
+    return [_write(root / folder / name, dump_yaml({folder: entries})) for name, entries in sorted(by_file.items())]
+
+
+def explanation_to_file_keys(explanation: dict[str, Any]) -> dict[str, Any]:
+    """An explanation's keys in file order, leaving out `lab` and `retired` when they hold their default."""
+    out = {key: explanation[key] for key in ("id", "question", "paraphrases", "answer", "sections", "cards")}
+    if explanation.get("lab"):
+        out["lab"] = explanation["lab"]
+    if explanation.get("retired"):
+        out["retired"] = True
+    return out
 
 
 def card_to_file_keys(card: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,7 @@
-"""Export a course from the database: back to course files, to CSV, and to an Anki .apkg."""
+"""Export a course from the database: back to course files, to CSV, and to an Anki .apkg.
+
+Explanations go back to the course files only; CSV and .apkg hold cards.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +14,8 @@ from typing import Any
 import genanki
 
 from quizzes.card_kinds import DEFAULT_FILE, KIND_FIELDS
-from quizzes.course_files import CourseData
-from quizzes.models import Card, Course
+from quizzes.course_files import DEFAULT_EXPLANATIONS_FILE, CourseData
+from quizzes.models import Card, Course, Explanation
 
 
 def course_to_data(course: Course) -> CourseData:
@@ -39,12 +42,17 @@ def course_to_data(course: Course) -> CourseData:
         card_to_data(c)
         for c in course.cards.order_by("source_file", "position", "id").prefetch_related("sections", "topics")
     ]
+    explanations = [
+        explanation_to_data(e)
+        for e in course.explanations.order_by("source_file", "position", "id").prefetch_related("sections", "cards")
+    ]
     return CourseData(
         course={"id": course.slug, "title": course.title, "summary": course.summary},
         topics=[{"id": t.slug, "title": t.title} for t in course.topics.order_by("position")],
         lessons=lesson_docs,
         sections=sections,
         cards=cards,
+        explanations=explanations,
     )
 
 
@@ -60,6 +68,21 @@ def card_to_data(card: Card) -> dict[str, Any]:
         data[f.name] = getattr(card, f.column)
     data["_file"] = card.source_file or DEFAULT_FILE[card.kind]
     return data
+
+
+def explanation_to_data(explanation: Explanation) -> dict[str, Any]:
+    """An explanation as the course files have it (quizzes.course_files.EXPLANATION_KEYS)."""
+    return {
+        "id": explanation.slug,
+        "question": explanation.question,
+        "paraphrases": list(explanation.paraphrases),
+        "answer": explanation.answer,
+        "sections": [s.slug for s in sorted(explanation.sections.all(), key=lambda s: s.position)],
+        "cards": [c.slug for c in sorted(explanation.cards.all(), key=lambda c: c.position)],
+        "lab": explanation.lab,
+        "retired": explanation.retired,
+        "_file": explanation.source_file or DEFAULT_EXPLANATIONS_FILE,
+    }
 
 
 CSV_COLUMNS = [

@@ -1,4 +1,5 @@
-"""Content: course → lessons → sections (markdown notes); topics; cards of several kinds.
+"""Content: course → lessons → sections (markdown notes); topics; cards of several kinds;
+explanations (authored answers to the questions learners ask).
 
 Ids from the course files are kept in `slug` columns, so reloading a file updates the same
 rows and every learner's review history (which points at the row) survives edits.
@@ -12,7 +13,7 @@ from django.db import models
 from django.urls import reverse
 
 from quizzes.card_kinds import KIND_LABELS, MARKDOWN_COLUMNS
-from quizzes.course_files import normalize_text
+from quizzes.course_files import explanation_rule_errors, normalize_text
 from quizzes.markdown import render_markdown
 
 slug_validator = RegexValidator(r"^[a-z0-9][a-z0-9-]{1,63}$", "Use 2-64 lowercase letters, digits and hyphens.")
@@ -169,17 +170,83 @@ class Card(models.Model):
         return f"{self.slug} ({self.kind})"
 
 
-class CardEdit(models.Model):
-    """Who changed what in a card, and when (admin, API or a file reload)."""
+class ContentEdit(models.Model):
+    """Who changed what in a piece of content, and when (admin, API or a file reload)."""
 
-    card = models.ForeignKey(Card, on_delete=models.CASCADE, related_name="edits")
+    subject_field = ""  # the foreign key to what was edited
+
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     source = models.CharField(max_length=20)  # "admin", "api", "file"
     changes = models.JSONField(help_text="{field: [old, new]}")
     at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
+        abstract = True
         ordering = ["-at"]
 
     def __str__(self) -> str:
-        return f"{self.card.slug} by {self.user or self.source} at {self.at:%Y-%m-%d %H:%M}"
+        subject = getattr(self, self.subject_field)
+        return f"{subject.slug} by {self.user or self.source} at {self.at:%Y-%m-%d %H:%M}"
+
+
+class CardEdit(ContentEdit):
+    subject_field = "card"
+    card = models.ForeignKey(Card, on_delete=models.CASCADE, related_name="edits")
+
+
+class Explanation(models.Model):
+    """An authored answer to a question learners actually ask, resting on sections and cards.
+
+    The teacher answers from these: `question` and `paraphrases` are what a learner's question is
+    matched against, `answer` is what it says, and sections, cards and lab are what it cites.
+    """
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="explanations")
+    slug = models.CharField(max_length=64, validators=[slug_validator], help_text="Stable id used in the course files.")
+    question = models.TextField(help_text="The question as learners ask it.")
+    paraphrases = models.JSONField(default=list, help_text="3-6 other ways learners ask it.")
+    answer = models.TextField(help_text="Markdown, 60-200 words.")
+    answer_html = models.TextField(blank=True, editable=False)
+    sections = models.ManyToManyField(Section, related_name="explanations", help_text="The sections it rests on.")
+    cards = models.ManyToManyField(Card, blank=True, related_name="explanations", help_text="The cards it rests on.")
+    lab = models.CharField(max_length=64, blank=True, help_text="Id of a lab experiment that shows it.")
+
+    retired = models.BooleanField(default=False, help_text="No longer used to answer; history is kept.")
+    source_file = models.CharField(max_length=120, blank=True, help_text="Course file it is exported back to.")
+    position = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["course", "source_file", "position"]
+        constraints = [models.UniqueConstraint(fields=["course", "slug"], name="explanation_slug_unique")]
+        indexes = [models.Index(fields=["course", "retired"])]
+
+    def save(self, *args, **kwargs):
+        # Stored the way the course files are read, so a form round trip changes nothing.
+        self.question = normalize_text(self.question or "")
+        self.answer = normalize_text(self.answer or "")
+        if isinstance(self.paraphrases, list):
+            self.paraphrases = [normalize_text(str(p)) for p in self.paraphrases]
+        self.answer_html = render_markdown(self.answer)
+        super().save(*args, **kwargs)
+
+    def clean(self) -> None:
+        """The rules the course files follow, for edits made in admin."""
+        from django.core.exceptions import ValidationError
+
+        if not isinstance(self.paraphrases, list) or not all(
+            isinstance(p, str) and p.strip() for p in self.paraphrases
+        ):
+            raise ValidationError({"paraphrases": "Give a list of paraphrases (texts)."})
+        errors = explanation_rule_errors(normalize_text(self.answer or ""), self.paraphrases)
+        if errors:
+            raise ValidationError({name: f"It {message}." for name, message in errors.items()})
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class ExplanationEdit(ContentEdit):
+    subject_field = "explanation"
+    explanation = models.ForeignKey(Explanation, on_delete=models.CASCADE, related_name="edits")

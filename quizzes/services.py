@@ -1,4 +1,4 @@
-"""Writes to content: loading a course folder into the database and editing cards.
+"""Writes to content: loading a course folder into the database and editing cards and explanations.
 
 Every write path (the load_course command, admin, the API) goes through here, so edits are
 always recorded and rendered markdown is always sanitized.
@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import models, transaction
 
+from labs.experiments.catalog import CATALOG  # torch-free: the lab ids an explanation may name
 from quizzes.card_kinds import KIND_FIELDS
 from quizzes.course_files import CourseData, read_course_dir
-from quizzes.models import Card, CardEdit, Course, Lesson, Section, Topic
+from quizzes.models import Card, ContentEdit, Course, Explanation, Lesson, Section, Topic
 
 # Card columns compared (and recorded) when a card changes.
 TRACKED_COLUMNS = (
@@ -32,6 +33,14 @@ TRACKED_COLUMNS = (
     "reversible",
     "retired",
 )
+EXPLANATION_TRACKED_COLUMNS = ("question", "paraphrases", "answer", "lab", "retired")
+
+# What the edit history of each kind of content records: columns compared, and relations
+# (recorded as sorted ids).
+HISTORY: dict[type[models.Model], tuple[tuple[str, ...], tuple[str, ...]]] = {
+    Card: (TRACKED_COLUMNS, ("sections", "topics")),
+    Explanation: (EXPLANATION_TRACKED_COLUMNS, ("sections", "cards")),
+}
 
 
 @dataclass
@@ -40,7 +49,8 @@ class LoadReport:
     created: dict[str, int] = field(default_factory=dict)
     updated: dict[str, int] = field(default_factory=dict)
     unchanged: dict[str, int] = field(default_factory=dict)
-    not_in_files: list[str] = field(default_factory=list)
+    not_in_files: list[str] = field(default_factory=list)  # cards
+    retired: list[str] = field(default_factory=list)  # explanations retired as no longer in the files
 
     def count(self, bucket: str, what: str) -> None:
         counts = getattr(self, bucket)
@@ -60,12 +70,22 @@ class LoadReport:
                 f"(history is never deleted; retire them instead): "
                 f"{', '.join(self.not_in_files[:10])}"
             )
+        if self.retired:
+            lines.append(
+                f"  retired {len(self.retired)} explanations that are no longer in the files: "
+                f"{', '.join(self.retired[:10])}"
+            )
         return "\n".join(lines)
+
+
+def known_lab_ids() -> frozenset[str]:
+    """The lab experiments content may point to (the lab catalog; importing it imports no torch)."""
+    return frozenset(CATALOG)
 
 
 def load_course(path: Path) -> LoadReport:
     """Validate a course folder, then load it in one transaction (all or nothing)."""
-    return load_course_data(read_course_dir(Path(path)))
+    return load_course_data(read_course_dir(Path(path), lab_ids=known_lab_ids()))
 
 
 @transaction.atomic
@@ -113,31 +133,50 @@ def load_course_data(data: CourseData) -> LoadReport:
         report.count("created" if created else "updated" if changed or topic_changed else "unchanged", "sections")
         sections[s["id"]] = obj
 
-    seen: set[str] = set()
+    cards: dict[str, Card] = {}
     for pos, c in enumerate(data.cards):
-        seen.add(c["id"])
         values = card_values_from_file(c)
         values.update(source_file=c["_file"], position=pos)
-        card = Card.objects.filter(course=course, slug=c["id"]).first()
-        if card is None:
-            card = Card.objects.create(course=course, slug=c["id"], **values)
-            card.sections.set([sections[s] for s in c["sections"]])
-            card.topics.set([topics[t] for t in c["topics"]])
-            report.count("created", "cards")
-            continue
-        changes = apply_card_values(
-            card,
-            values=values,
-            section_objs=[sections[s] for s in c["sections"]],
-            topic_objs=[topics[t] for t in c["topics"]],
-            user=None,
-            source="file",
-        )
-        report.count("updated" if changes else "unchanged", "cards")
+        relations = {"sections": [sections[s] for s in c["sections"]], "topics": [topics[t] for t in c["topics"]]}
+        cards[c["id"]] = _load_item(Card, course, c["id"], values, relations, report, "cards")
     report.not_in_files = sorted(
-        Card.objects.filter(course=course).exclude(slug__in=seen).values_list("slug", flat=True)
+        Card.objects.filter(course=course).exclude(slug__in=cards).values_list("slug", flat=True)
     )
+
+    explanations: set[str] = set()
+    for pos, e in enumerate(data.explanations):
+        values = {key: e[key] for key in EXPLANATION_TRACKED_COLUMNS}
+        values.update(source_file=e["_file"], position=pos)
+        relations = {"sections": [sections[s] for s in e["sections"]], "cards": [cards[c] for c in e["cards"]]}
+        _load_item(Explanation, course, e["id"], values, relations, report, "explanations")
+        explanations.add(e["id"])
+    # An explanation taken out of the files stops answering; its row and history stay.
+    gone = Explanation.objects.filter(course=course, retired=False).exclude(slug__in=explanations).order_by("slug")
+    report.retired = [e.slug for e in gone]
+    set_retired(gone, retired=True, user=None, source="file")
     return report
+
+
+def _load_item(
+    model: type[Card] | type[Explanation],
+    course: Course,
+    slug: str,
+    values: dict[str, Any],
+    relations: dict[str, list],
+    report: LoadReport,
+    what: str,
+) -> Card | Explanation:
+    """Create a card or an explanation from a course file, or update the one with that id."""
+    obj = model.objects.filter(course=course, slug=slug).first()
+    if obj is None:
+        obj = model.objects.create(course=course, slug=slug, **values)
+        for name, objs in relations.items():
+            getattr(obj, name).set(objs)
+        report.count("created", what)
+        return obj
+    changes = apply_values(obj, values=values, relations=relations, user=None, source="file")
+    report.count("updated" if changes else "unchanged", what)
+    return obj
 
 
 def card_values_from_file(card: dict[str, Any]) -> dict[str, Any]:
@@ -159,28 +198,44 @@ def apply_card_values(
 ) -> dict[str, list[Any]]:
     """Change a card in place (same id, so review history stays) and record what changed.
 
-    No validation and no save when nothing changed: for values already checked (a course file,
-    retiring). Edits typed in by a person go through update_card, which validates them.
+    No validation: for values already checked (a course file, retiring). Edits typed in by a
+    person go through update_card, which validates them.
     """
-    changes: dict[str, list[Any]] = {}
-    for column, new in values.items():
-        old = getattr(card, column)
-        if old != new:
-            if column in TRACKED_COLUMNS:
-                changes[column] = [old, new]
-            setattr(card, column, new)
-    if changes or any(card.__dict__.get(c) != values.get(c) for c in ("source_file", "position") if c in values):
-        card.save()
+    relations: dict[str, list] = {}
     if section_objs is not None:
-        old = sorted(card.sections.values_list("slug", flat=True))
-        if _set_m2m(card.sections, section_objs):
-            changes["sections"] = [old, sorted(s.slug for s in section_objs)]
+        relations["sections"] = section_objs
     if topic_objs is not None:
-        old = sorted(card.topics.values_list("slug", flat=True))
-        if _set_m2m(card.topics, topic_objs):
-            changes["topics"] = [old, sorted(t.slug for t in topic_objs)]
+        relations["topics"] = topic_objs
+    return apply_values(card, values=values, relations=relations, user=user, source=source)
+
+
+def apply_values(
+    obj: Card | Explanation, *, values: dict[str, Any], relations: dict[str, list] | None = None, user=None, source: str
+) -> dict[str, list[Any]]:
+    """Change a card or an explanation in place and record what changed ({field: [old, new]}).
+
+    `relations` maps a many-to-many field to the objects it should hold. No validation, and no
+    save when nothing changed.
+    """
+    columns, _ = HISTORY[type(obj)]
+    changes: dict[str, list[Any]] = {}
+    dirty = False
+    for column, new in values.items():
+        old = getattr(obj, column)
+        if old != new:
+            dirty = True
+            if column in columns:  # the file and position a row came from are not history
+                changes[column] = [old, new]
+            setattr(obj, column, new)
+    if dirty:
+        obj.save()
+    for name, objs in (relations or {}).items():
+        manager = getattr(obj, name)
+        old = sorted(manager.values_list("slug", flat=True))
+        if _set_m2m(manager, objs):
+            changes[name] = [old, sorted(o.slug for o in objs)]
     if changes:
-        record_card_edit(card, changes=changes, user=user, source=source)
+        record_edit(obj, changes=changes, user=user, source=source)
     return changes
 
 
@@ -197,7 +252,7 @@ def update_card(*, card: Card, user, changes: dict[str, Any], source: str = "api
     topics = values.pop("topics", None)
     if sections and any(s.course_id != card.course_id for s in sections):
         raise ValidationError({"sections": "Sections must belong to the card's course."})
-    before = card_snapshot(card)
+    before = snapshot(card)
     _set_validated(card, values)
     card.save()
     if sections is not None:
@@ -221,8 +276,9 @@ def _set_validated(card: Card, values: dict[str, Any]) -> None:
         raise
 
 
-def record_card_edit(card: Card, *, changes: dict[str, list[Any]], user, source: str) -> CardEdit:
-    return CardEdit.objects.create(card=card, user=user if user and user.pk else None, source=source, changes=changes)
+def record_edit(obj: Card | Explanation, *, changes: dict[str, list[Any]], user, source: str) -> ContentEdit:
+    """Add a row to the edit history of a card or an explanation."""
+    return obj.edits.create(user=user if user and user.pk else None, source=source, changes=changes)
 
 
 def _apply(obj, values: dict[str, Any], created: bool, report: LoadReport, what: str, count: bool = True) -> bool:
@@ -247,28 +303,31 @@ def _set_m2m(manager, objs: list) -> bool:
     return True
 
 
-def card_snapshot(card: Card) -> dict[str, Any]:
-    """The tracked fields of a card, with its sections and topics as sorted ids."""
-    snap = {column: getattr(card, column) for column in TRACKED_COLUMNS}
-    snap["sections"] = sorted(card.sections.values_list("slug", flat=True))
-    snap["topics"] = sorted(card.topics.values_list("slug", flat=True))
+def snapshot(obj: Card | Explanation) -> dict[str, Any]:
+    """The tracked fields of a card or an explanation, with its relations as sorted ids."""
+    columns, relations = HISTORY[type(obj)]
+    snap = {column: getattr(obj, column) for column in columns}
+    for name in relations:
+        snap[name] = sorted(getattr(obj, name).values_list("slug", flat=True))
     return snap
 
 
-def record_changes_between(card: Card, before: dict[str, Any], *, user, source: str) -> dict[str, list[Any]]:
-    """Record the difference between a snapshot taken before an edit and the card now."""
-    after = card_snapshot(card)
+def record_changes_between(
+    obj: Card | Explanation, before: dict[str, Any], *, user, source: str
+) -> dict[str, list[Any]]:
+    """Record the difference between a snapshot taken before an edit and the card or explanation now."""
+    after = snapshot(obj)
     changes = {k: [before[k], after[k]] for k in after if before.get(k) != after[k]}
     if changes:
-        record_card_edit(card, changes=changes, user=user, source=source)
+        record_edit(obj, changes=changes, user=user, source=source)
     return changes
 
 
-def set_retired(cards, *, retired: bool, user, source: str) -> int:
-    """Retire (hide from new reviews, keep history) or bring back cards. Returns how many changed."""
+def set_retired(objs, *, retired: bool, user, source: str) -> int:
+    """Retire (hide, keep history) or bring back cards or explanations. Returns how many changed."""
     changed = 0
-    for card in cards:
-        if card.retired != retired:
-            apply_card_values(card, values={"retired": retired}, user=user, source=source)
+    for obj in objs:
+        if obj.retired != retired:
+            apply_values(obj, values={"retired": retired}, user=user, source=source)
             changed += 1
     return changed

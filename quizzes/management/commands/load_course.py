@@ -8,8 +8,8 @@ from quizzes.services import load_course
 
 class Command(BaseCommand):
     help = (
-        "Load a course folder (course.yaml, sections/, cards/) into the database. Idempotent: "
-        "ids are stable, re-loading updates text and adds cards, and never deletes history. "
+        "Load a course folder (course.yaml, sections/, cards/, explanations/) into the database. "
+        "Idempotent: ids are stable, re-loading updates text and adds cards, and never deletes history. "
         "All or nothing: a file with an error loads nothing."
     )
 
