@@ -38,7 +38,7 @@ def explanations_for(course: Course | str) -> QuerySet[Explanation]:
         Explanation.objects.filter(where, retired=False)
         .select_related("course")
         .prefetch_related(
-            Prefetch("sections", queryset=Section.objects.order_by("position")),
+            Prefetch("sections", queryset=Section.objects.select_related("course").order_by("position")),
             Prefetch("cards", queryset=Card.objects.filter(retired=False).order_by("position")),
         )
         .order_by("source_file", "position")

@@ -11,12 +11,14 @@ import json
 
 from asgiref.sync import sync_to_async
 from django.http import JsonResponse, StreamingHttpResponse
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status, viewsets
+from rest_framework import exceptions, serializers, status, viewsets
 from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 from quizzes.models import Card
 from tutor.errors import DomainError, ErrorSerializer
@@ -24,6 +26,7 @@ from tutor.review.api import OwnedViewSet
 from tutor.teacher.chat import answer_events, check_limits, start_conversation
 from tutor.teacher.grade_requests import grade_now_or_queue
 from tutor.teacher.models import AnswerGrade, ChatTurn, Conversation
+from tutor.text_input import text_problem
 
 
 def _sse(event: dict) -> str:
@@ -31,12 +34,26 @@ def _sse(event: dict) -> str:
     return f"event: {kind}\ndata: {json.dumps(event)}\n\n"
 
 
+def _authenticate(request) -> tuple[object | None, JsonResponse | None]:
+    """Authenticate as every API endpoint does (a session with its CSRF check, or `Authorization: Token`):
+    this view is a plain async Django view, so that it can stream, and does DRF's part itself."""
+    drf_request = Request(request, authenticators=[cls() for cls in api_settings.DEFAULT_AUTHENTICATION_CLASSES])
+    try:
+        user = drf_request.user
+    except exceptions.APIException as exc:
+        return None, JsonResponse({"detail": str(exc.detail)}, status=exc.status_code)
+    if not user or not user.is_authenticated:
+        return None, JsonResponse({"detail": "Log in, or send an API token, to ask the teacher."}, status=401)
+    return user, None
+
+
+@csrf_exempt  # the CSRF check belongs to session authentication, which _authenticate runs
 @require_POST
 async def ask(request, pk: int):
     """POST {"question": "..."} → text/event-stream: meta, token…, notice?, done (or error)."""
-    user = await request.auser()
-    if not user.is_authenticated:
-        return JsonResponse({"detail": "Log in to ask the teacher."}, status=403)
+    user, refusal = await sync_to_async(_authenticate)(request)
+    if refusal is not None:
+        return refusal
     conversation = await Conversation.objects.filter(pk=pk, user=user).afirst()
     if conversation is None:
         return JsonResponse({"detail": "No such conversation."}, status=404)
@@ -47,6 +64,9 @@ async def ask(request, pk: int):
         return JsonResponse({"detail": 'Send JSON: {"question": "..."}.'}, status=400)
     if not isinstance(question, str):
         return JsonResponse({"detail": "The question must be text.", "field": "question"}, status=400)
+    problem = text_problem(question)  # refused here: once the stream has started, only an error event could say so
+    if problem:
+        return JsonResponse({"detail": problem, "field": "question"}, status=400)
     try:
         question = await sync_to_async(check_limits)(user, question)
     except DomainError as exc:
@@ -100,6 +120,7 @@ class ConversationViewSet(viewsets.mixins.CreateModelMixin, viewsets.ReadOnlyMod
     ask with POST /api/teacher/conversations/{id}/ask/ (a server-sent-events stream)."""
 
     serializer_class = ConversationSerializer
+    queryset = Conversation.objects.none()  # for the schema (integer ids); get_queryset picks the learner's
 
     def get_queryset(self):
         return Conversation.objects.filter(user=self.request.user).prefetch_related("turns")
@@ -129,16 +150,22 @@ class GradeRequestSerializer(serializers.Serializer):
 
 @extend_schema(
     request=GradeRequestSerializer,
-    responses={200: serializers.DictField(), 202: AnswerGradeSerializer, 400: ErrorSerializer, 404: ErrorSerializer},
+    responses={
+        200: serializers.DictField(),
+        202: AnswerGradeSerializer,
+        400: ErrorSerializer,
+        404: ErrorSerializer,
+        429: ErrorSerializer,
+    },
 )
 @api_view(["POST"])
 def grade_answer_view(request: Request) -> Response:
     """Grade an answer without recording a review (shown at the reveal): numeric answers against the card's
     tolerance and predictions against the right choice at once (200); interview and recall answers are graded
-    by the teacher on a worker (202: poll the returned grade's url)."""
+    by the teacher on a worker (202: poll the returned grade's url). A learner with several answers still
+    waiting for the worker is refused another (429) until those are graded."""
     data = GradeRequestSerializer(data=request.data)
-    if not data.is_valid():
-        return Response(data.errors, status=status.HTTP_400_BAD_REQUEST)
+    data.is_valid(raise_exception=True)
     verdict = grade_now_or_queue(
         user=request.user, card_id=data.validated_data["card"], answer=data.validated_data["answer"]
     )

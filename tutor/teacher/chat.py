@@ -13,32 +13,43 @@ from datetime import timedelta
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from quizzes.markdown import render_markdown
-from quizzes.models import Card
+from quizzes.models import Card, Course
 from tutor.errors import DomainError
 from tutor.review.days import day_bounds, learner_zone, study_day
 from tutor.review.models import ReviewLog
-from tutor.review.services import learner_settings
+from tutor.review.services import learner_settings, lock_learner
 from tutor.review.study_sessions import touch_session
 from tutor.teacher import llm, notes_answer, prompts
+from tutor.teacher.answer_plan import Plan, default_course, plan_answer
 from tutor.teacher.models import ChatTurn, Conversation
-from tutor.teacher.retrieval import Hit, retrieve
+from tutor.text_input import text_problem
 
 MAX_QUESTION_CHARS = 2000
 
 
 def check_limits(user, question: str) -> str:
-    """The question, trimmed, or DomainError: empty, too long, or too many messages this minute."""
+    """The question, trimmed, or DomainError: empty, too long, not text, or too many messages this minute.
+
+    Called inside a transaction (store_question), the learner stays locked until that transaction
+    ends, so parallel questions are counted one after another and never pass the limit together.
+    """
     question = (question or "").strip()
     if not question:
         raise DomainError("Type a question first.", "question")
     if len(question) > MAX_QUESTION_CHARS:
         raise DomainError(f"Questions are limited to {MAX_QUESTION_CHARS} characters.", "question")
-    recent = ChatTurn.objects.filter(
-        conversation__user=user, role=ChatTurn.Role.USER, created_at__gte=timezone.now() - timedelta(minutes=1)
-    ).count()
+    problem = text_problem(question)
+    if problem:
+        raise DomainError(problem, "question")
+    with transaction.atomic():  # joins the caller's transaction when there is one: the lock lasts as long
+        lock_learner(user)
+        recent = ChatTurn.objects.filter(
+            conversation__user=user, role=ChatTurn.Role.USER, created_at__gte=timezone.now() - timedelta(minutes=1)
+        ).count()
     if recent >= settings.TEACHER_MESSAGES_PER_MINUTE:
         raise DomainError(
             f"You have asked {recent} questions in the last minute; the limit is "
@@ -49,11 +60,24 @@ def check_limits(user, question: str) -> str:
     return question
 
 
+def store_question(conversation: Conversation, question: str) -> ChatTurn:
+    """Store the learner's question, counted against the per-minute limit in the same transaction."""
+    with transaction.atomic():
+        question = check_limits(conversation.user, question)
+        return ChatTurn.objects.create(
+            conversation=conversation, role=ChatTurn.Role.USER, text=question, text_html=render_markdown(question)
+        )
+
+
 def start_conversation(
-    *, user, card: Card | None = None, lab_run_id: int | None = None, title: str = ""
+    *, user, card: Card | None = None, lab_run_id: int | None = None, title: str = "", course: Course | None = None
 ) -> Conversation:
+    """A new conversation about one course: the card's, the one asked for, or the learner's current one."""
     session = touch_session(user, timezone.now())
-    return Conversation.objects.create(user=user, session=session, card=card, lab_run_id=lab_run_id, title=title[:200])
+    course = card.course if card is not None else course or default_course(user)
+    return Conversation.objects.create(
+        user=user, session=session, course=course, card=card, lab_run_id=lab_run_id, title=title[:200]
+    )
 
 
 def hint_mode_for(conversation: Conversation) -> bool:
@@ -71,39 +95,21 @@ def hint_mode_for(conversation: Conversation) -> bool:
     ).exists()
 
 
-def check_question_for(hits: list[Hit], exclude_card_id: int | None) -> str | None:
-    """A recall or interview prompt from the best cited section, to check understanding."""
-    if not hits:
-        return None
-    card = (
-        Card.objects.filter(
-            sections__slug=hits[0].passage.section_slug, retired=False, kind__in=[Card.Kind.RECALL, Card.Kind.INTERVIEW]
-        )
-        .exclude(pk=exclude_card_id)
-        .order_by("position")
-        .first()
-    )
-    return card.prompt if card else None
-
-
-def lab_offer(hits: list[Hit]) -> dict | None:
-    """A lab that shows what the best cited section teaches, for a one-click run ("see it on a GPU")."""
+def lab_offer(plan: Plan) -> dict | None:
+    """A lab that shows what the answer teaches, for a one-click run ("see it on a GPU")."""
     from labs.experiments.catalog import CATALOG
     from quizzes.models import Section
 
-    for hit in hits[:2]:
-        labs = Section.objects.filter(slug=hit.passage.section_slug).values_list("labs", flat=True).first() or []
-        for lab_id in labs:
-            if lab_id in CATALOG:
-                return {"experiment": lab_id, "title": CATALOG[lab_id].title}
+    candidates = [plan.lab] if plan.lab else []
+    if plan.answerable:
+        for hit in plan.hits[:2]:
+            candidates += (
+                Section.objects.filter(slug=hit.passage.section_slug).values_list("labs", flat=True).first() or []
+            )
+    for lab_id in candidates:
+        if lab_id in CATALOG:
+            return {"experiment": lab_id, "title": CATALOG[lab_id].title}
     return None
-
-
-def citations(hits: list[Hit]) -> list[dict]:
-    return [
-        {"n": n, "title": notes_answer.source_title(h), "section": h.passage.section_slug, "url": h.passage.url}
-        for n, h in enumerate(hits, start=1)
-    ]
 
 
 def lab_context(conversation: Conversation, question: str) -> tuple[str, str]:
@@ -122,38 +128,41 @@ def lab_context(conversation: Conversation, question: str) -> tuple[str, str]:
 @dataclass
 class Prepared:
     turn: ChatTurn
-    hits: list[Hit]
+    plan: Plan
     hint: bool
-    check_question: str | None
     history: list[tuple[str, str]]
     question: str
     context: str
 
 
 def prepare(conversation: Conversation, question: str, *, context: str = "") -> Prepared:
-    """Validate and store the learner's question; retrieve what grounds the answer."""
+    """Validate and store the learner's question; decide what the answer rests on."""
     question = check_limits(conversation.user, question)
-    history = list(conversation.turns.order_by("created_at", "id").values_list("role", "text"))
-    turn = ChatTurn.objects.create(
-        conversation=conversation, role=ChatTurn.Role.USER, text=question, text_html=render_markdown(question)
+    earlier = list(conversation.turns.order_by("created_at", "id"))
+    history = [(turn.role, turn.text) for turn in earlier]
+    previous_explanation = next(
+        (turn.explanation_id for turn in reversed(earlier) if turn.role == ChatTurn.Role.ASSISTANT), None
     )
+    turn = store_question(conversation, question)
     if not conversation.title:
         conversation.title = question[:120]
-    conversation.save(update_fields=["title", "updated_at"])
+    if conversation.course_id is None:  # conversations from before courses were recorded on them
+        conversation.course = conversation.card.course if conversation.card_id else default_course(conversation.user)
+    conversation.save(update_fields=["title", "course", "updated_at"])
     touch_session(conversation.user, timezone.now())
-    query = question
+    query = None
     if conversation.lab_run_id and not context:
         context, query = lab_context(conversation, question)
-    hits = retrieve(query, k=3)
-    hint = hint_mode_for(conversation)
-    return Prepared(
-        turn=turn,
-        hits=hits,
-        hint=hint,
-        check_question=check_question_for(hits, conversation.card_id),
+    plan = plan_answer(
+        question,
+        course=conversation.course,
         history=history,
-        question=question,
-        context=context,
+        previous_explanation_id=previous_explanation,
+        exclude_card_id=conversation.card_id,
+        query=query,
+    )
+    return Prepared(
+        turn=turn, plan=plan, hint=hint_mode_for(conversation), history=history, question=question, context=context
     )
 
 
@@ -167,7 +176,8 @@ def save_answer(
         text_html=render_markdown(text),
         mode=mode,
         model=llm.model_name() if mode == ChatTurn.Mode.LLM else "",
-        citations=citations(prepared.hits),
+        citations=prepared.plan.citations(),
+        explanation=prepared.plan.explanation,
         hint_mode=prepared.hint,
         complete=complete,
         notice=notice[:300],
@@ -177,10 +187,11 @@ def save_answer(
 async def answer_events(conversation: Conversation, question: str, *, context: str = "") -> AsyncIterator[dict]:
     """Events for the browser: meta (citations, mode), token..., notice?, done (stored turn)."""
     prepared = await sync_to_async(prepare)(conversation, question, context=context)
-    use_llm = llm.llm_configured() and notes_answer.covered(prepared.hits)
+    plan = prepared.plan
+    use_llm = llm.llm_configured() and plan.answerable
     yield {
         "event": "meta",
-        "citations": citations(prepared.hits),
+        "citations": plan.citations(),
         "hint": prepared.hint,
         "mode": ChatTurn.Mode.LLM if use_llm else ChatTurn.Mode.COURSE_NOTES,
     }
@@ -188,7 +199,7 @@ async def answer_events(conversation: Conversation, question: str, *, context: s
     notice = ""
     if use_llm:
         messages = prompts.chat_messages(
-            question, prepared.hits, prepared.history, hint=prepared.hint, extra_context=prepared.context
+            question, plan, prepared.history, hint=prepared.hint, extra_context=prepared.context
         )
         try:
             async for piece in llm.stream_chat(messages):
@@ -209,13 +220,7 @@ async def answer_events(conversation: Conversation, question: str, *, context: s
             yield {"event": "notice", "text": notice + "; answering from the course notes instead."}
             use_llm = False
     if not use_llm:
-        text = notes_answer.compose(
-            question,
-            prepared.hits,
-            hint=prepared.hint,
-            check_question=prepared.check_question,
-            context=prepared.context,
-        )
+        text = notes_answer.compose(plan, hint=prepared.hint, context=prepared.context)
         for word in text.split(" "):
             pieces.append(word + " ")
             yield {"event": "token", "text": word + " "}
@@ -224,5 +229,5 @@ async def answer_events(conversation: Conversation, question: str, *, context: s
         text = "".join(pieces)
     mode = ChatTurn.Mode.LLM if use_llm else ChatTurn.Mode.COURSE_NOTES
     turn = await sync_to_async(save_answer)(conversation, prepared, text, mode=mode, complete=True, notice=notice)
-    offer = None if conversation.lab_run_id else await sync_to_async(lab_offer)(prepared.hits)
+    offer = None if conversation.lab_run_id or prepared.hint else await sync_to_async(lab_offer)(plan)
     yield {"event": "done", "turn": turn.pk, "html": turn.text_html, "complete": True, "lab_offer": offer}

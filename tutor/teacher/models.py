@@ -20,6 +20,14 @@ class Conversation(models.Model):
     session = models.ForeignKey(
         StudySession, null=True, blank=True, on_delete=models.SET_NULL, related_name="conversations"
     )
+    course = models.ForeignKey(
+        "quizzes.Course",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="conversations",
+        help_text="The course the teacher answers from.",
+    )
     card = models.ForeignKey(
         "quizzes.Card",
         null=True,
@@ -61,6 +69,14 @@ class ChatTurn(models.Model):
     hint_mode = models.BooleanField(default=False)
     complete = models.BooleanField(default=True, help_text="False if the answer stream was cut off.")
     notice = models.CharField(max_length=300, blank=True, help_text="E.g. why the LLM was not used.")
+    explanation = models.ForeignKey(
+        "quizzes.Explanation",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The authored explanation the answer was built on, if any.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -1,85 +1,74 @@
-"""Course-notes mode: the answer is assembled from the retrieved passages themselves.
+"""Course-notes mode: the teacher answers without a language model, from what the course authored.
 
-No model writes anything here: the most relevant sentences of the best passages are picked,
-kept in their reading order, grouped by source and cited. The answer says so at the top.
+What the learner gets, by plan (tutor.teacher.answer_plan):
+* explanation: the authored explanation, whole, then at most one short supporting passage from the
+  lesson, a "check yourself" from a card on the same point, and a lab offer where one shows it;
+* passage: the best passage's own opening, quoted and cited, with "did you mean" explanations;
+* other_course / not_covered / declined: one or two plain sentences; never lesson passages.
+No sentence is stitched from different sections, no question or code is put forward as an answer,
+and only what contributed text is cited.
 """
 
 from __future__ import annotations
 
-import re
+from tutor.teacher.answer_plan import Plan, most_relevant, opening
 
-from tutor.teacher.retrieval import Hit, tokenize, weak
-
-LABEL = "*Course-notes mode: assembled from the lesson notes, not written by a language model.*"
-SENTENCES = 4
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\"'0-9])")
-_MARKUP = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+|^#+\s+")
+LABEL = "*Course-notes mode: written for this course by its authors, not by a language model.*"
+HELP = (
+    "I can help with the course *{course}*: how kernels, memory, fusion, CUDA Graphs, FlashAttention and the "
+    "roofline decide how fast LLM inference runs on a GPU. Ask me about any of those."
+)
 
 
-def source_title(hit: Hit) -> str:
-    """How an answer names its source: the section (and subheading); a card is cited by its section."""
-    p = hit.passage
-    return p.section_title if p.kind == "card" else p.title
+def _help(plan: Plan) -> str:
+    return HELP.format(course=plan.course.title if plan.course else "on GPU inference")
 
 
-def covered(hits: list[Hit]) -> bool:
-    """Whether the best passages are about the question (see retrieval.weak: measured on the eval set)."""
-    return not weak(hits)
+def _did_you_mean(plan: Plan) -> str:
+    if not plan.near:
+        return ""
+    return "\n\n**Did you mean:**\n" + "\n".join(f"- {m.question}" for m in plan.near)
 
 
-def sentences_of(text: str) -> list[str]:
-    out = []
-    for block in re.split(r"\n\s*\n", text):
-        if block.lstrip().startswith(("```", "|")):
-            continue  # code and tables do not read as sentences
-        flat = " ".join(_MARKUP.sub("", line) for line in block.splitlines())
-        # Questions (a card's prompt) do not answer anything; keep statements only.
-        out += [s.strip() for s in _SENTENCE.split(flat) if len(s.strip()) > 20 and not s.strip().endswith("?")]
-    return out
+def _uncovered(plan: Plan) -> str:
+    if not plan.uncovered:
+        return ""
+    names = ", ".join(plan.uncovered[:-1]) + (" or " if len(plan.uncovered) > 1 else "") + plan.uncovered[-1]
+    return f"\n\n*The course does not cover {names}; the answer above is about the part it does cover.*"
 
 
-def pick_sentences(question: str, hits: list[Hit], limit: int = SENTENCES) -> list[tuple[int, str]]:
-    """(citation number, sentence) pairs: the sentences sharing most question terms."""
-    q = set(tokenize(question))
-    scored = []
-    for n, hit in enumerate(hits, start=1):
-        for pos, sentence in enumerate(sentences_of(hit.passage.text)):
-            overlap = len(q & set(tokenize(sentence)))
-            if overlap:
-                scored.append((overlap, -n, -pos, n, pos, sentence))
-    best = sorted(scored, reverse=True)[:limit]
-    return [(n, s) for *_, n, pos, s in sorted(best, key=lambda t: (t[3], t[4]))]
-
-
-def compose(question: str, hits: list[Hit], *, hint: bool, check_question: str | None, context: str = "") -> str:
-    """`context`: a lab run's numbers when the question is asked from one; quoted as measured."""
-    if context:
+def compose(plan: Plan, *, hint: bool = False, context: str = "") -> str:
+    """The whole answer in markdown. `context`: a lab run's numbers, quoted as measured, when asked from one."""
+    if context and plan.answerable:
         run_block = "\n".join(f"> {line}" for line in context.splitlines())
-        lesson = compose(question, hits, hint=hint, check_question=check_question)
+        lesson = compose(plan, hint=hint).removeprefix(LABEL)
+        return f"{LABEL}\n\n**Your lab run, as measured:**\n\n{run_block}\n\n**What the course says about it:**{lesson}"
+    if plan.kind == "declined":
+        return _help(plan)
+    if plan.kind == "other_course":
         return (
-            f"{LABEL}\n\n**Your lab run, as measured:**\n\n{run_block}\n\n**What the lesson says about it:**"
-            + lesson.removeprefix(LABEL)
+            f"That question belongs to the course *{plan.other_course.title}*, not *{plan.course.title}*, which this "
+            "conversation is about. Start a conversation from that course to ask it there."
         )
-    if not covered(hits):
-        nearest = ", ".join(dict.fromkeys(h.passage.section_title for h in hits[:2]))
-        return f"{LABEL}\n\nThe course does not cover this question." + (
-            f" The nearest sections are {nearest}." if nearest else ""
-        )
+    if plan.kind == "not_covered":
+        return f"The course *{plan.course.title}* does not cover this question.{_did_you_mean(plan)}"
+    cites = plan.citations()
     if hint:
+        source = cites[0]["title"] if cites else "the lesson"
         return (
-            f"{LABEL}\n\n**Hint** (the answer stays hidden until you review this card): re-read "
-            f"*{source_title(hits[0])}* [1], then try to answer in your own words."
+            f"{LABEL}\n\n**Hint** (the answer stays hidden until you review this card): re-read *{source}* [1], "
+            "then try to answer in your own words."
         )
-    parts = [LABEL]
-    current = None
-    for n, sentence in pick_sentences(question, hits):
-        if n != current:
-            parts.append(f"\n**{source_title(hits[n - 1])}** [{n}]")
-            current = n
-        parts.append(f"- {sentence}")
-    if current is None:
-        parts.append(f"See *{source_title(hits[0])}* [1].")
-    if check_question:
-        parts.append(f"\n**Check yourself:** {check_question}")
-    return "\n".join(parts).strip()
+    if plan.kind == "explanation":
+        parts = [LABEL, f"{plan.explanation.answer.strip()} [1]"]
+        if plan.support is not None:
+            parts.append(f"**From the lesson** [2]: {most_relevant(plan.support, plan.query)}")
+        text = "\n\n".join(parts) + _uncovered(plan)
+        if plan.check_question:
+            text += f"\n\n**Check yourself:** {plan.check_question}"
+        return text
+    # passage: no authored answer matched well enough; quote the lesson, offer the closest questions
+    return (
+        f"{LABEL}\n\nThe course has no written answer to exactly this question. The closest lesson passage, "
+        f"*{cites[0]['title']}* [1], says:\n\n> {opening(plan.support)}{_uncovered(plan)}{_did_you_mean(plan)}"
+    )

@@ -7,9 +7,9 @@ from asgiref.sync import sync_to_async
 
 from quizzes.models import Card
 from tutor.teacher import prompts
+from tutor.teacher.answer_plan import plan_answer
 from tutor.teacher.chat import start_conversation
 from tutor.teacher.models import ChatTurn
-from tutor.teacher.retrieval import retrieve
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -51,11 +51,13 @@ async def test_answers_stream_from_the_model_and_are_stored(llm_settings, async_
     assert turn.mode == "llm" and turn.model == "smollm2" and turn.text == "".join(tokens)
 
 
-def test_passages_go_into_the_user_turn_not_only_the_system_message(shipped_course):
-    hits = retrieve("What does kernel fusion save?", 3)
-    messages = prompts.chat_messages("What does kernel fusion save?", hits, [], hint=False)
+def test_the_explanation_and_passage_go_into_the_user_turn_not_only_the_system_message(shipped_course):
+    plan = plan_answer("What does kernel fusion save?", course=shipped_course)
+    assert plan.kind == "explanation"
+    messages = prompts.chat_messages("What does kernel fusion save?", plan, [], hint=False)
     assert messages[-1]["role"] == "user"
-    assert hits[0].passage.text.strip()[:80] in messages[-1]["content"]
+    assert plan.explanation.answer.strip()[:80] in messages[-1]["content"]
+    assert "build on it" in messages[0]["content"]
 
 
 async def test_a_model_that_times_out_falls_back_with_one_line(llm_settings, async_client, learner, shipped_course):
@@ -78,8 +80,8 @@ async def test_a_server_error_falls_back_with_one_line(llm_settings, async_clien
     assert len(notices) == 1 and "HTTP 404" in notices[0]
 
 
-def test_health_reports_the_model_server(llm_settings, client):
-    body = client.get("/healthz").json()
+def test_health_reports_the_model_server(llm_settings, admin_client):
+    body = admin_client.get("/healthz").json()  # the details are for staff
     assert body["llm"]["ok"] is True and body["llm"]["mode"] == "llm" and "smollm2" in body["llm"]["models"]
 
 

@@ -1,0 +1,311 @@
+"""What the teacher will answer with, decided before a word is written, in either mode.
+
+1. An instruction aimed at the teacher ("ignore your instructions", "act as ...") is declined.
+2. A follow-up is read together with the learner's previous question.
+3. The question is put in the course's words (typos, everyday terms; see question_rewrite).
+4. It is matched against the course's authored explanations (explanation_match) and the lesson
+   passages are retrieved, from the conversation's course only.
+5. Then:
+   * a confident match: that explanation answers, whole ("explanation");
+   * a question in the course's domain without a confident match: the best passage's own opening,
+     with the closest explanations offered as "did you mean" ("passage");
+   * a question another loaded course answers: say which course ("other_course");
+   * a question that uses the course's vocabulary but that nothing answers: say so ("not_covered");
+   * anything else: one sentence on what the teacher can help with ("declined").
+   Terms of the question that the course never uses are named as not covered ("uncovered").
+
+The same plan gates LLM mode: the model is only asked when the plan has something to build on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from quizzes.models import Card, Course, Explanation
+from tutor.teacher import explanation_match, intent
+from tutor.teacher.question_rewrite import course_words, english, fix_typos, rewrite
+from tutor.teacher.retrieval import Hit, get_index, retrieve, tokenize
+
+# A word is one of the course's own terms when the course uses it at least this many times more
+# often, relative to its length, than English does (pyspellchecker's frequency list), and at least
+# MIN_USES times: "warp", "kernel", "hbm", "prefill" are; "long", "good", "conflict" are not.
+SPECIFICITY = 30.0
+MIN_USES = 3
+PASSAGE_COVERAGE = 0.35  # a passage covering this share of the question's weight can answer in fallback
+
+
+@dataclass
+class Plan:
+    kind: str  # explanation | passage | other_course | not_covered | declined
+    course: Course | None
+    question: str
+    query: str = ""
+    explanation: Explanation | None = None
+    support: Hit | None = None
+    hits: list[Hit] = field(default_factory=list)
+    near: list[explanation_match.Match] = field(default_factory=list)
+    uncovered: list[str] = field(default_factory=list)
+    other_course: Course | None = None
+    check_question: str | None = None
+    lab: str | None = None
+    cited: list[dict] = field(default_factory=list)
+
+    @property
+    def answerable(self) -> bool:
+        """Whether there is course material to answer from (the only case a model is asked)."""
+        return self.kind in ("explanation", "passage")
+
+    def citations(self) -> list[dict]:
+        """Only what contributed text: the explanation's section, the supporting or fallback passage."""
+        return self.cited
+
+    def explanation_section(self):
+        """Of the sections an explanation rests on, the one the question is about: the first that the lesson
+        retrieval ranks for this question, else the first in course order."""
+        sections = list(self.explanation.sections.all())
+        ranked = [h.passage.section_slug for h in self.hits]
+        return min(sections, key=lambda s: ranked.index(s.slug) if s.slug in ranked else len(ranked))
+
+    def cite(self) -> Plan:
+        """Work out the citations now (database reads), so the plan can be used from async code."""
+        out = []
+        if self.explanation is not None:
+            section = self.explanation_section()
+            out.append({"title": section.title, "section": section.slug, "url": section.get_absolute_url()})
+        if self.support is not None:
+            p = self.support.passage
+            out.append(
+                {
+                    "title": p.title if p.kind == "section" else p.section_title,
+                    "section": p.section_slug,
+                    "url": self.support.url,
+                }
+            )
+        self.cited = [{"n": n, **c} for n, c in enumerate(out, start=1)]
+        return self
+
+
+def default_course(user) -> Course | None:
+    """The course of the learner's latest review, else the first course."""
+    from tutor.review.models import ReviewLog
+
+    last = ReviewLog.objects.filter(user=user).select_related("card__course").order_by("-reviewed_at").first()
+    return last.card.course if last else Course.objects.order_by("title", "pk").first()
+
+
+def _course_counts(course: Course) -> tuple[Counter, frozenset[str]]:
+    idx = get_index(course.slug)
+    texts = [idx.text_of(p) for p in idx.passages] + [
+        f"{e.question} {' '.join(e.paraphrases)} {e.answer}"
+        for e in explanation_match.get_index(course.slug).explanations.values()
+    ]
+    counts = Counter(
+        w.lower() for text in texts for w in re.findall(r"[A-Za-z][A-Za-z0-9.\-]*[A-Za-z0-9]|[A-Za-z]", text)
+    )
+    return counts, course_words(texts, ("words", course.slug, idx.fingerprint))
+
+
+_counts_cache: dict[tuple, tuple[Counter, frozenset[str]]] = {}
+
+
+def course_vocabulary(course: Course) -> tuple[Counter, frozenset[str]]:
+    key = (course.slug, get_index(course.slug).fingerprint, explanation_match.get_index(course.slug).fingerprint)
+    if key not in _counts_cache:
+        _counts_cache.clear()
+        _counts_cache[key] = _course_counts(course)
+    return _counts_cache[key]
+
+
+def course_terms(text: str, counts: Counter) -> list[str]:
+    """The words of `text` that are this course's own terms (see SPECIFICITY)."""
+    total = sum(counts.values()) or 1
+    freq = english().word_frequency
+    english_total = freq.total_words or 1
+    out = []
+    for word in dict.fromkeys(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9.\-]*[A-Za-z0-9]|[A-Za-z]", text)):
+        uses = counts.get(word, 0)
+        if uses < MIN_USES:
+            continue
+        course_rate = uses / total
+        english_rate = (freq[word] + 1) / english_total
+        if course_rate / english_rate >= SPECIFICITY:
+            out.append(word)
+    return out
+
+
+def uncovered_terms(question: str, counts: Counter) -> list[str]:
+    """Names in the question that the course never mentions: "MI300X", "JAX", "DeepSpeed" (capitals inside
+    or digits). A lower-case word is not taken for a name: "chatbot" is everyday wording, not a subject."""
+    out = []
+    for word in dict.fromkeys(re.findall(r"[A-Za-z][A-Za-z0-9\-]*[A-Za-z0-9]", question)):
+        lower = word.lower()
+        if counts.get(lower):
+            continue
+        if word.isupper() or any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:]):
+            out.append(word)
+    return out
+
+
+def _previous_question(history: list[tuple[str, str]]) -> str | None:
+    for role, text in reversed(history):
+        if role == "user":
+            return text
+    return None
+
+
+def plan_answer(question: str, **kwargs) -> Plan:
+    """The plan for one question, with its citations worked out (see _decide for the arguments)."""
+    return _decide(question, **kwargs).cite()
+
+
+def _decide(
+    question: str,
+    *,
+    course: Course | None,
+    history: list[tuple[str, str]] = (),
+    previous_explanation_id: int | None = None,
+    exclude_card_id: int | None = None,
+    query: str | None = None,
+) -> Plan:
+    """The plan for one question. `query` overrides what is matched (a lab run's subject, say)."""
+    if intent.is_instruction_to_the_teacher(question):
+        return Plan("declined", course, question)
+    if course is None:
+        return Plan("not_covered", None, question)
+    counts, words = course_vocabulary(course)
+    previous = _previous_question(list(history))
+    own_terms = len(set(tokenize(question)))
+    resolved = query or question
+    follow_up = bool(previous) and query is None and intent.is_follow_up(question, own_terms)
+    if follow_up:
+        resolved = f"{previous} {question}"
+    rewritten = rewrite(resolved, words)
+    matches = explanation_match.match(rewritten, course.slug, k=4)
+    if follow_up and own_terms:
+        matches = _favour_the_new_part(matches, rewrite(question, words), course.slug)
+    if follow_up and matches and matches[0].explanation_id == previous_explanation_id:
+        fresh = [m for m in matches[1:] if m.answers]
+        if fresh:
+            matches = fresh + [m for m in matches if m not in fresh]
+    hits = retrieve(rewritten, k=5, course=course.slug)
+    plan = Plan("not_covered", course, question, query=rewritten, hits=hits)
+    plan.uncovered = uncovered_terms(fix_typos(question, words), counts)
+    about = explanation_match.about_this_course(matches)
+    domain = about if about is not None else bool(course_terms(rewritten, counts))
+    best = matches[0] if matches else None
+    if best and best.answers:
+        return _with_explanation(plan, best, matches, exclude_card_id)
+    plan.near = [m for m in matches if m.score >= explanation_match.NEAR][:3]
+    top = hits[0] if hits else None
+    if domain and top and (about or plan.near or top.coverage >= PASSAGE_COVERAGE):
+        plan.kind = "passage"
+        plan.support = _readable(hits, plan.near)
+        if plan.support is None:
+            plan.kind = "not_covered"
+        return plan
+    other = _other_course(rewritten, course)
+    if other is not None:
+        plan.kind, plan.other_course = "other_course", other
+        return plan
+    if not domain:
+        plan.kind = "declined"
+        plan.near = []
+    return plan
+
+
+def _favour_the_new_part(matches, new_part: str, course_slug: str):
+    """A follow-up is matched with its previous question for the topic; among those matches, rank first
+    the ones that also answer what the follow-up adds ("how much faster?", "what about decode?")."""
+    alone = {m.explanation_id: m.score for m in explanation_match.match(new_part, course_slug, k=50)}
+    return sorted(matches, key=lambda m: -(m.score + alone.get(m.explanation_id, 0.0)) / 2)
+
+
+def _with_explanation(plan: Plan, best, matches, exclude_card_id: int | None) -> Plan:
+    explanation = explanation_match.get_index(plan.course.slug).explanations[best.explanation_id]
+    plan.kind = "explanation"
+    plan.explanation = explanation
+    plan.near = [m for m in matches[1:] if m.answers][:2]
+    sections = {s.slug for s in explanation.sections.all()}
+    plan.support = next(
+        (h for h in plan.hits if h.passage.kind == "section" and h.passage.section_slug in sections and prose(h)), None
+    )
+    plan.check_question = check_yourself(explanation, exclude_card_id)
+    plan.lab = explanation.lab or None
+    # Terms the question names that the explanation does not: the part of the question left uncovered.
+    plan.uncovered = [t for t in plan.uncovered if t.lower() not in explanation.answer.lower()]
+    return plan
+
+
+def check_yourself(explanation: Explanation, exclude_card_id: int | None) -> str | None:
+    """A question from a card on the same point: a recall, interview, predict or numeric prompt first."""
+    cards = [c for c in explanation.cards.all() if c.pk != exclude_card_id]
+    for kinds in ((Card.Kind.RECALL, Card.Kind.INTERVIEW, Card.Kind.PREDICT, Card.Kind.NUMERIC), (Card.Kind.BASIC,)):
+        for card in cards:
+            if card.kind in kinds:
+                if card.kind != Card.Kind.BASIC:
+                    return card.prompt
+                term = card.prompt if card.prompt[:2].isupper() else card.prompt[:1].lower() + card.prompt[1:]
+                return f"In your own words: what is {term}?"
+    return None
+
+
+_CODE = re.compile(r"```.*?```", re.S)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\"'0-9])")
+
+
+def _sentences(text: str) -> list[str]:
+    out = []
+    for block in re.split(r"\n\s*\n", _CODE.sub("", text)):
+        stripped = block.strip()
+        if not stripped or stripped.startswith(("|", "#", ">")):
+            continue
+        flat = " ".join(re.sub(r"^\s*(?:[-*+]|\d+\.)\s+", "", line) for line in stripped.splitlines())
+        out += [s.strip() for s in _SENTENCE.split(flat) if len(s.strip()) > 20 and not s.strip().endswith("?")]
+    return out
+
+
+def prose(hit: Hit) -> list[str]:
+    """The statements of a passage's prose, in order: no code, tables, list markers or questions. A card's
+    text starts with its prompt, so for a card hit the lesson chunk next to it is read instead."""
+    p = hit.passage
+    text = p.text if p.kind == "section" else (hit.section_chunk.text if hit.section_chunk else "")
+    return _sentences(text)
+
+
+def opening(hit: Hit) -> str:
+    """The passage's own opening (two sentences): what a fallback answer quotes."""
+    return " ".join(prose(hit)[:2])
+
+
+def most_relevant(hit: Hit, query: str, width: int = 2) -> str:
+    """The `width` consecutive sentences of one passage that share most of the question's terms: a
+    supporting quote from a single place, not sentences stitched from several."""
+    sentences = prose(hit)
+    if len(sentences) <= width:
+        return " ".join(sentences)
+    terms = set(tokenize(query))
+    windows = [sentences[i : i + width] for i in range(len(sentences) - width + 1)]
+    best = max(windows, key=lambda w: (len(terms & set(tokenize(" ".join(w)))), -windows.index(w)))
+    return " ".join(best)
+
+
+def _readable(hits: list[Hit], near: list) -> Hit | None:
+    """The passage to quote: the best one in a section of the closest explanation, else the best one."""
+    readable = [h for h in hits if prose(h)]
+    if near:
+        idx = explanation_match.get_index(hits[0].passage.course_slug) if hits else None
+        sections = {s.slug for s in idx.explanations[near[0].explanation_id].sections.all()} if idx else set()
+        for hit in readable:
+            if hit.passage.section_slug in sections:
+                return hit
+    return readable[0] if readable else None
+
+
+def _other_course(query: str, course: Course) -> Course | None:
+    for other in Course.objects.exclude(pk=course.pk).order_by("title"):
+        found = explanation_match.match(query, other.slug, k=1)
+        if found and found[0].answers:
+            return other
+    return None

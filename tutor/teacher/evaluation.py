@@ -1,0 +1,151 @@
+"""Judge the teacher's answers as answers, in whatever mode is configured (course notes or a model server).
+
+The evaluation set (eval/learner_questions.yaml) holds learner questions, written apart from the
+explanations, each with the facts a correct answer must contain (each fact a list of acceptable
+phrasings), claims it must not make, the section it belongs to, and whether the teacher should decline
+it (off-topic, instructions aimed at the teacher, another course's subject). It is split in halves:
+thresholds are tuned on "tune" and reported on "test".
+
+Each question goes through the real conversation flow (stored turns, follow-ups after their previous
+question), timed in-process from the question to the stored answer.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from asgiref.sync import async_to_sync
+
+EVAL_FILE = Path(__file__).resolve().parent / "eval" / "learner_questions.yaml"
+
+
+@dataclass(frozen=True)
+class Item:
+    id: str
+    split: str
+    kind: str
+    question: str
+    section: str | None
+    required: list[list[str]]
+    forbidden: list[str] = field(default_factory=list)
+    previous: str | None = None
+    declined: bool = False
+
+
+@dataclass
+class Outcome:
+    item: Item
+    text: str
+    citations: list[dict]
+    mode: str
+    ms: float
+    missing: list[list[str]]
+    forbidden_found: list[str]
+
+    @property
+    def declined(self) -> bool:
+        return not self.citations
+
+    @property
+    def facts_ok(self) -> bool:
+        return not self.item.declined and not self.missing and not self.forbidden_found
+
+    @property
+    def citation_ok(self) -> bool:
+        return bool(self.citations) and self.citations[0]["section"] == self.item.section
+
+    @property
+    def ok(self) -> bool:
+        return self.declined if self.item.declined else self.facts_ok and self.citation_ok
+
+
+def load_items(path: Path = EVAL_FILE, split: str | None = None) -> list[Item]:
+    rows = yaml.safe_load(path.read_text())["questions"]
+    items = [
+        Item(
+            id=r["id"],
+            split=r["split"],
+            kind=r["kind"],
+            question=r["question"],
+            section=r.get("section"),
+            required=[list(f) for f in r.get("required") or []],
+            forbidden=list(r.get("forbidden") or []),
+            previous=r.get("previous"),
+            declined=bool(r.get("declined")),
+        )
+        for r in rows
+    ]
+    return [i for i in items if split in (None, "all", i.split)]
+
+
+async def _ask(conversation, question: str) -> dict:
+    from tutor.teacher.chat import answer_events
+
+    seen: dict[str, dict] = {}
+    async for event in answer_events(conversation, question):
+        if event["event"] in ("meta", "done"):
+            seen[event["event"]] = event
+    return seen
+
+
+def evaluate(item: Item, *, user, course) -> Outcome:
+    from tutor.teacher.chat import start_conversation
+    from tutor.teacher.models import ChatTurn
+
+    conversation = start_conversation(user=user, course=course)
+    if item.previous:
+        async_to_sync(_ask)(conversation, item.previous)
+    t0 = time.perf_counter()
+    result = async_to_sync(_ask)(conversation, item.question)
+    ms = (time.perf_counter() - t0) * 1000
+    turn = ChatTurn.objects.get(pk=result["done"]["turn"])
+    text = turn.text.lower()
+    return Outcome(
+        item=item,
+        text=turn.text,
+        citations=turn.citations,
+        mode=turn.mode,
+        ms=ms,
+        missing=[fact for fact in item.required if not any(alt.lower() in text for alt in fact)],
+        forbidden_found=[f for f in item.forbidden if f.lower() in text],
+    )
+
+
+@dataclass
+class Summary:
+    answered: int
+    facts: int
+    citations: int
+    declinable: int
+    declined: int
+    p95_ms: float
+    median_ms: float
+
+    def lines(self) -> list[str]:
+        pct = lambda a, b: f"{a}/{b} ({100 * a / b:.0f}%)" if b else "n/a"  # noqa: E731
+        return [
+            f"required facts present (and no forbidden claim): {pct(self.facts, self.answered)}",
+            f"first citation is the right section:            {pct(self.citations, self.answered)}",
+            f"off-topic, injection, other-course declined:     {pct(self.declined, self.declinable)}",
+            f"latency per answer, question to stored answer:   median {self.median_ms:.0f} ms, "
+            f"p95 {self.p95_ms:.0f} ms (in-process, perf_counter)",
+        ]
+
+
+def summarize(outcomes: list[Outcome]) -> Summary:
+    answered = [o for o in outcomes if not o.item.declined]
+    declinable = [o for o in outcomes if o.item.declined]
+    times = sorted(o.ms for o in outcomes) or [0.0]
+    return Summary(
+        answered=len(answered),
+        facts=sum(o.facts_ok for o in answered),
+        citations=sum(o.citation_ok for o in answered),
+        declinable=len(declinable),
+        declined=sum(o.declined for o in declinable),
+        p95_ms=times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))],
+        median_ms=statistics.median(times),
+    )

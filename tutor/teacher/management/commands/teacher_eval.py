@@ -1,0 +1,59 @@
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from quizzes.models import Course
+from tutor.teacher import llm
+from tutor.teacher.evaluation import EVAL_FILE, evaluate, load_items, summarize
+
+
+class Command(BaseCommand):
+    help = (
+        "Ask the teacher every question of an evaluation set in the configured mode (course notes, or the "
+        "OpenAI-compatible server at LLM_BASE_URL), then print each answer for a person to read and the "
+        "automatic checks: required facts present, forbidden claims absent, the right first citation, "
+        "off-topic and injection questions declined, latency."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--split",
+            choices=["tune", "test", "all"],
+            default="test",
+            help="which half to run (thresholds are tuned on 'tune'; report 'test')",
+        )
+        parser.add_argument("--file", default=str(EVAL_FILE), help="evaluation set (YAML)")
+        parser.add_argument("--course", default="cuda-kernels-fusion", help="the course the questions are about")
+        parser.add_argument("--quiet", action="store_true", help="only the failures and the summary")
+
+    def handle(self, *args, split: str, file: str, course: str, quiet: bool, **options):
+        from pathlib import Path
+
+        target = Course.objects.filter(slug=course).first()
+        if target is None:
+            raise CommandError(f"no course {course!r}: load it first (manage.py load_shipped_course)")
+        items = load_items(Path(file), split)
+        if not items:
+            raise CommandError(f"{file} has no questions in split {split!r}")
+        settings.TEACHER_MESSAGES_PER_MINUTE = 10**6  # one evaluation user asks every question
+        user, _ = get_user_model().objects.get_or_create(username="teacher-eval")
+        mode = f"LLM at {settings.LLM_BASE_URL} ({llm.model_name()})" if llm.llm_configured() else "course notes"
+        self.stdout.write(f"{len(items)} questions ({split}) from {file}; mode: {mode}\n")
+        outcomes = []
+        for item in items:
+            outcome = evaluate(item, user=user, course=target)
+            outcomes.append(outcome)
+            if quiet and outcome.ok:
+                continue
+            verdict = "ok" if outcome.ok else "FAIL"
+            self.stdout.write(f"\n[{verdict}] {item.id} ({item.kind}) {item.question}")
+            if item.previous:
+                self.stdout.write(f"  after: {item.previous}")
+            cites = ", ".join(c["section"] for c in outcome.citations) or "none"
+            self.stdout.write(f"  expected section: {item.section}; cited: {cites}; {outcome.ms:.0f} ms")
+            if outcome.missing:
+                self.stdout.write(f"  missing facts: {outcome.missing}")
+            if outcome.forbidden_found:
+                self.stdout.write(f"  forbidden claims: {outcome.forbidden_found}")
+            self.stdout.write("  " + outcome.text.replace("\n", "\n  "))
+        self.stdout.write("\n" + "\n".join(summarize(outcomes).lines()))

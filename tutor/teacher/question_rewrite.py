@@ -1,0 +1,124 @@
+"""A learner's question in the course's words: typos fixed, everyday words joined by the course's terms.
+
+Matching counts shared terms, so "diffrence between prefil and decode" and "why is my chatbot slow to
+type each word?" would share little with the course although it covers both. Before matching:
+
+* a word that is neither English (pyspellchecker's dictionary) nor the course's is replaced by the
+  course word it is closest to, when one is close enough (difflib's ratio >= TYPO_CUTOFF, same first
+  letter, words of at least 4 letters): "prefil" -> "prefill", "kernals" -> "kernels"; an English word
+  the course does not use ("texts", "card") is left alone;
+* everyday words are followed by the course's term for them ("graphics card" -> "graphics card gpu").
+
+The rewritten question only feeds matching and retrieval; the learner's own words are what is stored
+and shown.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import threading
+
+from spellchecker import SpellChecker
+
+TYPO_CUTOFF = 0.8
+
+# Everyday wording -> the course's terms. General vocabulary of the subject, not tied to any one question.
+EVERYDAY = {
+    "graphics card": "gpu",
+    "video card": "gpu",
+    "graphics chip": "gpu",
+    "chatbot": "llm decode token",
+    "chat bot": "llm decode token",
+    "ai model": "llm model",
+    "language model": "llm",
+    "processor": "cpu",
+    "each word": "token decode",
+    "every word": "token decode",
+    "next word": "token decode",
+    "words per second": "tokens throughput decode",
+    "typing": "decode token",
+    "types each word": "decode token",
+    "first word": "ttft prefill",
+    "reads the prompt": "prefill",
+    "reading the prompt": "prefill",
+    "long texts": "long sequence attention",
+    "long documents": "long sequence attention",
+    "long conversations": "long context kv cache",
+    "remembers": "kv cache",
+    "memory chips": "hbm",
+    "graphics memory": "hbm",
+    "video memory": "hbm vram",
+    "on-chip": "sram shared memory",
+    "lots of people": "batching batch",
+    "many users": "batching batch",
+    "many people": "batching batch",
+    "at the same time": "batching concurrent",
+    "several gpus": "multi-gpu tensor parallelism",
+    "more than one gpu": "multi-gpu tensor parallelism",
+    "several cards": "multi-gpu tensor parallelism",
+    "small steps": "kernels launch",
+    "tiny steps": "kernels launch",
+    "one big step": "fused kernel fusion",
+    "sits idle": "launch overhead idle",
+    "keeps waiting": "launch overhead idle",
+    "waiting around": "launch overhead idle",
+    "moving data": "memory bandwidth bytes",
+    "copying data": "memory bandwidth bytes",
+    "how fast memory": "memory bandwidth",
+    "math": "compute flops",
+    "number crunching": "compute flops",
+    "replay": "cuda graph",
+    "record and replay": "cuda graph capture",
+}
+_EVERYDAY = sorted(EVERYDAY.items(), key=lambda kv: -len(kv[0]))
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
+
+_vocab_lock = threading.Lock()
+_vocab: dict[tuple, frozenset[str]] = {}
+_english: SpellChecker | None = None
+
+
+def course_words(texts: list[str], key: tuple) -> frozenset[str]:
+    """The lower-cased words the course's texts use (cached per content fingerprint)."""
+    words = _vocab.get(key)
+    if words is None:
+        with _vocab_lock:
+            words = frozenset(w.lower() for text in texts for w in _WORD.findall(text))
+            _vocab.clear()
+            _vocab[key] = words
+    return words
+
+
+def english() -> SpellChecker:
+    global _english
+    if _english is None:
+        with _vocab_lock:
+            if _english is None:
+                _english = SpellChecker()
+    return _english
+
+
+def fix_typos(question: str, words: frozenset[str]) -> str:
+    ordered = sorted(words)
+
+    def fix(m: re.Match) -> str:
+        word = m.group(0)
+        lower = word.lower().removesuffix("'s")
+        if lower in words or english().known([lower]):
+            return word
+        close = [w for w in difflib.get_close_matches(lower, ordered, n=3, cutoff=TYPO_CUTOFF) if w[0] == lower[0]]
+        return close[0] if close else word
+
+    return _WORD.sub(fix, question)
+
+
+def add_course_terms(question: str) -> str:
+    lower = question.lower()
+    extra = [terms for phrase, terms in _EVERYDAY if re.search(rf"\b{re.escape(phrase)}\b", lower)]
+    return f"{question} {' '.join(extra)}" if extra else question
+
+
+def rewrite(question: str, words: frozenset[str]) -> str:
+    """The question for matching: course terms added for everyday words, then typos fixed."""
+    return fix_typos(add_course_terms(question), words)
