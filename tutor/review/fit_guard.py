@@ -28,6 +28,7 @@ from datetime import datetime
 
 import fsrs
 
+HOLDOUT_FRACTION = 0.2  # the most recent share of reviews, held out of the fit and judged on
 Z_ONE_SIDED_95 = 1.645
 MIN_CARDS = 10  # a clustered standard error over fewer cards is itself too noisy to lean on
 RMSE_BINS = 20
@@ -68,6 +69,7 @@ class Verdict:
     metrics: dict[str, Metrics]  # "fitted", "current", "defaults"
     vs_current: Comparison
     vs_defaults: Comparison
+    defaults_over_current: Comparison  # positive and significant: the parameters in use have gone stale
 
     def as_dict(self) -> dict:
         return {
@@ -76,6 +78,7 @@ class Verdict:
             "metrics": {name: asdict(m) for name, m in self.metrics.items()},
             "vs_current": asdict(self.vs_current),
             "vs_defaults": asdict(self.vs_defaults),
+            "defaults_over_current": asdict(self.defaults_over_current),
             "rule": RULE,
         }
 
@@ -187,4 +190,5 @@ def judge(
         metrics={name: metrics(p) for name, p in predictions.items()},
         vs_current=vs_current,
         vs_defaults=vs_defaults,
+        defaults_over_current=compare(predictions["defaults"], predictions["current"]),
     )
