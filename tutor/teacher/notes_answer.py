@@ -60,7 +60,8 @@ def compose(plan: Plan, *, hint: bool = False, context: str = "") -> str:
             "then try to answer in your own words."
         )
     if plan.kind == "explanation":
-        parts = [LABEL, f"{plan.explanation.answer.strip()} [1]"]
+        # The explanation's own question heads it, so the learner sees which question this answers.
+        parts = [LABEL, f"**{plan.explanation.question}**", f"{plan.explanation.answer.strip()} [1]"]
         if plan.support is not None:
             parts.append(f"**From the lesson** [2]: {most_relevant(plan.support, plan.query)}")
         text = "\n\n".join(parts) + _uncovered(plan)

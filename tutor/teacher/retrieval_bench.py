@@ -239,19 +239,6 @@ def main(argv: list[str] | None = None) -> int:
         "warm-up pass, one perf_counter interval per retrieve() call, index already built; "
         "includes the cache-freshness DB query."
     )
-    off = load_off_topic()
-    flagged_off = [q for q in off if r.weak(r.retrieve(q, 3, course=course, method="bm25"))]
-    flagged_on = [q.q for q in questions if r.weak(r.retrieve(q.q, 3, course=course, method="bm25"))]
-    print(
-        f"\n  'not covered' heuristic, retrieval.weak() on BM25 hits (top score < {r.WEAK_SCORE:g} or "
-        f"coverage < {r.WEAK_COVERAGE:g}): flags {len(flagged_off)}/{len(off)} off-topic questions, "
-        f"{len(flagged_on)}/{len(questions)} course questions by mistake."
-    )
-    not_flagged = [q for q in off if q not in flagged_off]
-    if not_flagged:
-        print(f"    off-topic not flagged: {'; '.join(not_flagged)}")
-    for q in flagged_on:
-        print(f"    course question flagged: {q}")
     for res in results:
         if not res.misses:
             continue

