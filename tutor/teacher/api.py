@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers, status, viewsets
 from rest_framework.decorators import api_view
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -37,7 +38,12 @@ def _sse(event: dict) -> str:
 def _authenticate(request) -> tuple[object | None, JsonResponse | None]:
     """Authenticate as every API endpoint does (a session with its CSRF check, or `Authorization: Token`):
     this view is a plain async Django view, so that it can stream, and does DRF's part itself."""
-    drf_request = Request(request, authenticators=[cls() for cls in api_settings.DEFAULT_AUTHENTICATION_CLASSES])
+    request.body  # noqa: B018 - read it now: the CSRF check parses the form, and the view reads the JSON later
+    drf_request = Request(
+        request,
+        parsers=[JSONParser(), FormParser(), MultiPartParser()],
+        authenticators=[cls() for cls in api_settings.DEFAULT_AUTHENTICATION_CLASSES],
+    )
     try:
         user = drf_request.user
     except exceptions.APIException as exc:
