@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from quizzes.models import Card, Course, Explanation
 from tutor.teacher import explanation_match, intent
-from tutor.teacher.question_rewrite import course_words, english, fix_typos, rewrite
+from tutor.teacher.question_rewrite import EVERYDAY_WORDS, course_words, english, fix_typos, rewrite
 from tutor.teacher.retrieval import Hit, get_index, retrieve, tokenize
 
 # A word is one of the course's own terms when the course uses it at least this many times more
@@ -34,6 +34,7 @@ from tutor.teacher.retrieval import Hit, get_index, retrieve, tokenize
 SPECIFICITY = 30.0
 MIN_USES = 3
 PASSAGE_COVERAGE = 0.35  # a passage covering this share of the question's weight can answer in fallback
+RARE_IN_ENGLISH = 1000  # occurrences in pyspellchecker's English frequency list (1.6 billion words)
 
 
 @dataclass
@@ -148,6 +149,23 @@ def uncovered_terms(question: str, counts: Counter) -> list[str]:
     return out
 
 
+def unknown_words(question: str, course: Course) -> list[str]:
+    """The question's specific words that no text of the course contains (after stemming): "speculative" in
+    "What is speculative decoding?", "Ubuntu", "LoRA". Everyday English ("quickly", "install") is not
+    specific, nor are the everyday words question_rewrite maps to course terms ("chatbot")."""
+    vocabulary = get_index(course.slug).bm25.idf if get_index(course.slug).bm25 else {}
+    frequency = english().word_frequency
+    out = []
+    for word in dict.fromkeys(re.findall(r"[A-Za-z][A-Za-z0-9\-]*[A-Za-z0-9]", question)):
+        tokens = tokenize(word)
+        lower = word.lower()
+        if not tokens or any(t in vocabulary for t in tokens) or lower in EVERYDAY_WORDS:
+            continue
+        if frequency[lower] < RARE_IN_ENGLISH:
+            out.append(word)
+    return out
+
+
 def _previous_question(history: list[tuple[str, str]]) -> str | None:
     for role, text in reversed(history):
         if role == "user":
@@ -191,13 +209,21 @@ def _decide(
             matches = fresh + [m for m in matches if m not in fresh]
     hits = retrieve(rewritten, k=5, course=course.slug)
     plan = Plan("not_covered", course, question, query=rewritten, hits=hits)
-    plan.uncovered = uncovered_terms(fix_typos(question, words), counts)
+    fixed = fix_typos(question, words)
+    plan.uncovered = uncovered_terms(fixed, counts)
+    unknown = unknown_words(fixed, course)
     about = explanation_match.about_this_course(matches)
     domain = about if about is not None else bool(course_terms(rewritten, counts))
     best = matches[0] if matches else None
     if best and best.answers:
+        plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
         return _with_explanation(plan, best, matches, exclude_card_id)
     plan.near = [m for m in matches if m.score >= explanation_match.NEAR][:3]
+    if unknown and domain:
+        # "What is speculative decoding?": the course has nothing on the thing asked about; quoting a
+        # passage about its other words ("decoding") would pad the answer with something beside the point.
+        plan.uncovered = unknown
+        return plan
     top = hits[0] if hits else None
     if domain and top and (about or plan.near or top.coverage >= PASSAGE_COVERAGE):
         plan.kind = "passage"

@@ -51,7 +51,8 @@ def compose(plan: Plan, *, hint: bool = False, context: str = "") -> str:
             "conversation is about. Start a conversation from that course to ask it there."
         )
     if plan.kind == "not_covered":
-        return f"The course *{plan.course.title}* does not cover this question.{_did_you_mean(plan)}"
+        subject = f"*{', '.join(plan.uncovered)}*" if plan.uncovered else "this question"
+        return f"The course *{plan.course.title}* does not cover {subject}.{_did_you_mean(plan)}"
     cites = plan.citations()
     if hint:
         source = cites[0]["title"] if cites else "the lesson"

@@ -72,6 +72,7 @@ EVERYDAY = {
     "record and replay": "cuda graph capture",
 }
 _EVERYDAY = sorted(EVERYDAY.items(), key=lambda kv: -len(kv[0]))
+EVERYDAY_WORDS = frozenset(word for phrase in EVERYDAY for word in phrase.split())
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
 
 _vocab_lock = threading.Lock()
