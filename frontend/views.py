@@ -1,6 +1,7 @@
 """Page views of the web UI. They read through selectors and write through services."""
 
 import json
+import math
 
 from django.contrib import messages
 from django.contrib.auth import login
@@ -15,6 +16,9 @@ from django.views.decorators.http import require_http_methods, require_POST
 from frontend.forms import LearnerSettingsForm
 from quizzes import selectors
 from quizzes.models import Course, Section
+from tutor.accounts.lockout import wait_text
+from tutor.accounts.throttles import SignupThrottle
+from tutor.errors import DomainError
 from tutor.health import service_health
 from tutor.review import optimizer
 from tutor.review.fit_guard import RULE
@@ -32,19 +36,31 @@ def home(request):
 
 @require_http_methods(["GET", "POST"])
 def signup(request):
+    """Create an account (the password goes through AUTH_PASSWORD_VALIDATORS); throttled per address."""
     if request.user.is_authenticated:
         return redirect("home")
     form = UserCreationForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        user = form.save()
-        login(request, user)
-        return redirect("home")
+    if request.method == "POST":
+        throttle = SignupThrottle()
+        if not throttle.allow_request(request, None):
+            seconds = math.ceil(throttle.wait() or 1)
+            context = {
+                "form": form,
+                "throttled": f"Too many sign-ups from your address. Try again in {wait_text(seconds)}.",
+            }
+            response = render(request, "registration/signup.html", context, status=429)
+            response["Retry-After"] = str(seconds)
+            return response
+        if form.is_valid():
+            user = form.save()
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            return redirect("home")
     return render(request, "registration/signup.html", {"form": form})
 
 
 def status(request):
-    """The health of every part, for people (the same data as /healthz)."""
-    return render(request, "frontend/status.html", {"health": service_health()})
+    """The health of every part, for people (the same data as /healthz: details for staff only)."""
+    return render(request, "frontend/status.html", {"health": service_health(), "details": request.user.is_staff})
 
 
 def courses(request):
@@ -136,7 +152,11 @@ def reset_parameters(request):
 @login_required
 @require_POST
 def optimize(request):
-    run = optimizer.request_optimization(user=request.user)
+    try:
+        run = optimizer.request_optimization(user=request.user)
+    except DomainError as exc:  # one already queued or running
+        messages.error(request, exc.message)
+        return redirect("settings")
     if run.status == OptimizationRun.Status.FAILED:
         messages.error(request, run.message)
     else:

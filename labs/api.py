@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action, api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from labs.experiments.catalog import CATALOG
 from labs.models import LabArtifact, LabRun
 from labs.services import (
     cancel_run,
@@ -19,6 +22,7 @@ from labs.services import (
     roofline_for,
     target_device,
 )
+from tutor.errors import ErrorSerializer
 
 
 @extend_schema(responses={200: serializers.DictField()})
@@ -85,13 +89,72 @@ class LabRunListSerializer(LabRunSerializer):
 
 
 class RunRequestSerializer(serializers.Serializer):
+    """What the view reads; labs.services checks the experiment and its parameters (ParamError names the field)."""
+
     experiment = serializers.CharField(max_length=64)
     params = serializers.DictField(required=False, default=dict)
     predicted_speedup = serializers.FloatField(required=False, allow_null=True)
 
 
+def _param_field(f: dataclasses.Field) -> serializers.Field:
+    """A catalog parameter as a serializer field, for the schema: its type, bounds, choices and length."""
+    meta, default = f.metadata, f.default
+    bounds = {f"{k}_value": int(meta[k]) for k in ("min", "max") if meta.get(k) is not None}
+
+    def scalar(example, **kwargs):
+        if isinstance(example, bool):
+            return serializers.BooleanField(**kwargs)
+        if isinstance(example, int):
+            return serializers.IntegerField(**bounds, **kwargs)
+        if meta.get("choices"):
+            return serializers.ChoiceField(choices=list(meta["choices"]), **kwargs)
+        return serializers.CharField(**kwargs)
+
+    optional = {"required": False, "help_text": meta.get("help", "")}
+    if not isinstance(default, tuple):
+        return scalar(default, **optional)
+    first = default[0]
+    child = (
+        serializers.ListField(child=scalar(first[0]), min_length=len(first), max_length=len(first))
+        if isinstance(first, tuple)
+        else scalar(first)
+    )
+    return serializers.ListField(child=child, min_length=1, max_length=meta.get("max_items"), **optional)
+
+
+def _run_request_shapes() -> dict[str, type[serializers.Serializer]]:
+    """One request shape per experiment: its id and its parameters, each optional (the device's default)."""
+    shapes = {}
+    for exp in CATALOG.values():
+        name = "".join(part.title() for part in exp.id.split("_"))
+        params = type(
+            f"{name}ParamsSerializer",
+            (serializers.Serializer,),
+            {f.name: _param_field(f) for f in dataclasses.fields(exp.params_cls)},
+        )
+        shapes[exp.id] = type(
+            f"{name}RunRequestSerializer",
+            (serializers.Serializer,),
+            {
+                "experiment": serializers.ChoiceField(choices=[exp.id]),
+                "params": params(required=False, help_text=f"{exp.title}: parameters left out take defaults."),
+                "predicted_speedup": serializers.FloatField(
+                    required=False, allow_null=True, min_value=0.01, max_value=10_000
+                ),
+            },
+        )
+    return shapes
+
+
+RUN_REQUEST_SCHEMA = PolymorphicProxySerializer(
+    component_name="RunRequest", serializers=_run_request_shapes(), resource_type_field_name="experiment"
+)
+
+
 class LabRunViewSet(viewsets.ReadOnlyModelViewSet):
     """The learner's lab runs. POST queues one (validated, at most 3 active); POST {id}/cancel/ cancels a queued one."""
+
+    queryset = LabRun.objects.none()  # for the schema (integer ids); get_queryset picks the learner's
 
     def get_queryset(self):
         return LabRun.objects.filter(user=self.request.user).prefetch_related("artifacts")
@@ -103,7 +166,12 @@ class LabRunViewSet(viewsets.ReadOnlyModelViewSet):
         reap_stale_runs(user=request.user)  # a run whose worker died shows it, instead of "running" forever
         return super().retrieve(request, *args, **kwargs)
 
-    @extend_schema(request=RunRequestSerializer, responses={201: LabRunSerializer})
+    @extend_schema(
+        request=RUN_REQUEST_SCHEMA,
+        responses={201: LabRunSerializer, 400: ErrorSerializer, 429: ErrorSerializer},
+        description="Queue a run. Parameters are checked against the device it will land on (400 names the "
+        "field); with 3 runs queued or running, another is refused (429).",
+    )
     def create(self, request):
         data = RunRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -116,9 +184,9 @@ class LabRunViewSet(viewsets.ReadOnlyModelViewSet):
         """Each kernel of this run placed against the device's measured bandwidth and compute roofs."""
         return Response(roofline_for(self.get_object()))
 
-    @extend_schema(request=None, responses={200: LabRunSerializer})
+    @extend_schema(request=None, responses={200: LabRunSerializer, 409: ErrorSerializer})
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
-        self.get_object()  # 404 for another learner's run
-        run = cancel_run(user=request.user, run_id=int(pk))
+        run = self.get_object()  # 404 for another learner's run, or an id that is no id
+        run = cancel_run(user=request.user, run_id=run.pk)
         return Response(LabRunSerializer(run, context={"request": request}).data)

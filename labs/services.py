@@ -18,6 +18,7 @@ from django.utils import timezone
 from labs.models import DeviceCalibration, LabArtifact, LabRun
 from labs.tasks import run_lab as run_lab_task
 from tutor.errors import DomainError
+from tutor.review.services import lock_learner
 from tutor.review.study_sessions import touch_session
 from workers.app import app
 from workers.heartbeat import live_workers
@@ -69,6 +70,7 @@ def request_run(
     from labs.experiments.catalog import validate_params
     from labs.experiments.params import ParamError
 
+    _check_quota(user)  # first: at the limit, that is the answer whatever the parameters
     if predicted_speedup is not None and not 0.01 <= predicted_speedup <= 10_000:
         raise DomainError("Predict a speedup between 0.01x and 10000x.", "predicted_speedup")
     if params is not None and not isinstance(params, dict):
@@ -81,12 +83,8 @@ def request_run(
     except ParamError as exc:
         raise DomainError(exc.message, exc.field) from None
     with transaction.atomic():
-        active = LabRun.objects.select_for_update().filter(user=user, status__in=LabRun.ACTIVE)
-        if len(active) >= MAX_ACTIVE_RUNS:
-            raise DomainError(
-                f"You already have {MAX_ACTIVE_RUNS} lab runs queued or running; wait for one to "
-                "finish or cancel a queued one."
-            )
+        lock_learner(user)  # parallel requests count and insert one at a time
+        _check_quota(user)
         run = LabRun.objects.create(
             user=user,
             session=touch_session(user, timezone.now()),
@@ -97,6 +95,15 @@ def request_run(
         )
     enqueue(run)
     return run
+
+
+def _check_quota(user) -> None:
+    if LabRun.objects.filter(user=user, status__in=LabRun.ACTIVE).count() >= MAX_ACTIVE_RUNS:
+        raise DomainError(
+            f"You already have {MAX_ACTIVE_RUNS} lab runs queued or running; wait for one to "
+            "finish or cancel a queued one.",
+            status=429,
+        )
 
 
 def enqueue(run: LabRun) -> None:

@@ -3,6 +3,8 @@
 Reading validates everything before anything touches the database, and every error names the
 file, the card, explanation or section id and the field. YAML is parsed safely, with anchors/aliases
 (the "billion laughs" bomb) and duplicate keys rejected, and with size limits on each file.
+Measured figures quoted as {{fig:NAME}} are filled in from the course's figures.json while reading
+(quizzes.figures), so the data read holds the values, never the placeholders.
 """
 
 from __future__ import annotations
@@ -16,6 +18,15 @@ from typing import Any
 import yaml
 
 from quizzes.card_kinds import COMMON_KEYS, KIND_FIELDS, KindField
+from quizzes.figures import (
+    FIGURES_FILE,
+    Figure,
+    FigureFileError,
+    course_figures,
+    fill,
+    placeholder_name,
+    unknown_figure_message,
+)
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FILES = 500
@@ -132,8 +143,9 @@ def _read_text(path: Path, root: Path) -> str:
 
 
 class _Validator:
-    def __init__(self) -> None:
+    def __init__(self, figures: dict[str, Figure] | None = None) -> None:
         self.errors: list[CourseFileError] = []
+        self.figures = figures  # the course's measured figures, None without a figures.json
 
     def error(self, path: str, message: str, item: str = "", field: str = "") -> None:
         self.errors.append(CourseFileError(path, message, item, field))
@@ -147,7 +159,9 @@ class _Validator:
             self.error(path, f"must be text, got {type(value).__name__}", item, name)
             return ""
         # Same normalisation as Card.save, so a form round trip (which trims) changes nothing.
-        text = normalize_text(str(value))
+        text, unknown = fill(normalize_text(str(value)), self.figures)
+        for figure in unknown:
+            self.error(path, unknown_figure_message(figure, self.figures), item, name)
         if len(text) > MAX_TEXT_CHARS:
             self.error(path, f"is {len(text)} characters; the limit is {MAX_TEXT_CHARS}", item, name)
         return text
@@ -198,7 +212,7 @@ def read_course_dir(root: Path, *, lab_ids: Collection[str] | None = None) -> Co
     """
     root = Path(root).resolve()
     _check_folder(root)
-    v = _Validator()
+    v = _Validator(_read_figures(root))
     rel_course = f"{root.name}/course.yaml"
     manifest = _read_manifest(root, rel_course)
     course = _read_course_header(manifest, rel_course, v)
@@ -234,6 +248,20 @@ def _check_folder(root: Path) -> None:
     files = [p for p in root.rglob("*") if p.is_file()]
     if len(files) > MAX_FILES:
         raise CourseLoadError([CourseFileError(str(root), f"{len(files)} files; the limit is {MAX_FILES}")])
+
+
+def _read_figures(root: Path) -> dict[str, Figure] | None:
+    """The course's figures.json (fatal if it is unreadable: every placeholder depends on it)."""
+    try:
+        return course_figures(root)
+    except FigureFileError as exc:
+        rel = f"{root.name}/{FIGURES_FILE}"
+        raise CourseLoadError(
+            [
+                CourseFileError(rel, message, f"figure {name}" if name else "", field)
+                for name, field, message in exc.problems
+            ]
+        ) from None
 
 
 def _read_manifest(root: Path, rel_course: str) -> dict[str, Any]:
@@ -481,6 +509,11 @@ def _read_kind_field(f: KindField, value: Any, rel: str, item: str, v: _Validato
     if f.type == "bool":
         return v.flag(value, rel, item, f.name)
     if f.type == "number":
+        if (figure := placeholder_name(value)) is not None:  # a numeric answer may quote a figure
+            if v.figures is None or figure not in v.figures:
+                v.error(rel, unknown_figure_message(figure, v.figures), item, f.name)
+                return None
+            return v.figures[figure].number
         if isinstance(value, bool) or not isinstance(value, int | float):
             v.error(rel, "must be a number", item, f.name)
             return None

@@ -91,6 +91,107 @@ def celery_worker_process(transactional_db, tmp_path):
 
 
 @pytest.fixture
+def asgi_server(transactional_db, tmp_path):
+    """The web app as deployed: uvicorn serving tutor.asgi on a free loopback port, on the test database.
+
+    Rows a test commits are what the server sees. Its tasks go to a Redis database of their own, emptied
+    afterwards, so that nothing it queued reaches a later test's worker. Yields its base URL.
+    """
+    import redis
+
+    base, _, db = os.environ["REDIS_URL"].rpartition("/")
+    server_redis = f"{base}/{(int(db or 0) + 1) % 16}"
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url_for_subprocess(),
+        "REDIS_URL": server_redis,
+        "WORKER_HEARTBEAT_TTL": "6",
+    }
+    log_path = tmp_path / "uvicorn.log"
+    log = open(log_path, "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "tutor.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
+        + ["--no-access-log"],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_http(f"{url}/healthz", proc, log_path)
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+        redis.Redis.from_url(server_redis).flushdb()
+
+
+def http_call(method: str, url: str, token: str, body: dict | None = None, timeout: float = 60) -> tuple[int, str]:
+    """One request with `Authorization: Token ...` and a JSON body: (status, response text)."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def in_parallel(count: int, fn) -> list:
+    """fn() called from `count` threads released at the same moment; their results, in order."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    barrier = threading.Barrier(count)
+
+    def go(_):
+        barrier.wait()
+        return fn()
+
+    with ThreadPoolExecutor(count) as pool:
+        return list(pool.map(go, range(count)))
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_http(url: str, proc: subprocess.Popen, log_path: Path, timeout: float = 60.0) -> None:
+    """Until `url` answers at all (any status): the server is up."""
+    import urllib.error
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2).close()
+            return
+        except urllib.error.HTTPError:
+            return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the server at {url} did not start:\n{log_path.read_text()[-3000:]}")
+            time.sleep(0.2)
+
+
+@pytest.fixture
 def dead_broker():
     """A Celery app whose broker is a loopback port nobody listens on: `dead_broker.task(name=...)(fn)`
     gives a task whose sending fails the way it does when Redis is down."""

@@ -91,13 +91,23 @@ def env_database(name: str, default: str) -> dict[str, Any]:
     if scheme not in {"sqlite", "postgres", "postgresql", "pgsql"}:
         raise EnvError(name, f"expected a sqlite:/// or postgres:// URL, got {raw!r}")
     try:
-        config = dict(dj_database_url.parse(raw, conn_max_age=60, conn_health_checks=True))
+        # One connection per request (CONN_MAX_AGE 0). Under ASGI every request runs its ORM calls in a
+        # thread of its own, which is gone when the request ends: a connection kept for reuse there is
+        # never reused, and stays open on the server until garbage collection finds it ("too many
+        # clients" after a burst of teacher streams). Opening one costs about 2 ms on loopback.
+        config = dict(dj_database_url.parse(raw, conn_max_age=0, conn_health_checks=True))
     except Exception as exc:  # the library raises several types for bad URLs
         raise EnvError(name, f"cannot parse {raw!r} ({exc})") from None
     if config["ENGINE"] == "django.db.backends.sqlite3":
         config["CONN_MAX_AGE"] = 0
-        # Wait for the writer lock instead of failing at once when web and worker write together.
-        config["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}
+        config["OPTIONS"] = {
+            # Wait for the writer lock (up to 20 s) instead of failing at once when requests and the
+            # worker write together; take it at BEGIN, so a transaction never has to upgrade a read lock
+            # (which fails at once rather than waiting); WAL, so readers never wait for the writer.
+            "timeout": 20,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
     return config
 
 
@@ -108,17 +118,37 @@ def env_redis_url(name: str, default: str) -> str:
     return raw
 
 
+def secret_key_weakness(key: str) -> str | None:
+    """Why `key` is too weak to sign sessions and tokens, or None. Django's own rule (check W009)."""
+    if key.startswith("django-insecure-"):
+        return "starts with 'django-insecure-'"
+    if len(key) < 50:
+        return f"has {len(key)} characters, needs at least 50"
+    if len(set(key)) < 5:
+        return f"has {len(set(key))} distinct characters, needs at least 5"
+    return None
+
+
 def env_secret_key(name: str, *, debug: bool, key_file: Path) -> str:
-    """The secret key: from the environment, or generated once and kept under var/ when DEBUG is on."""
+    """The secret key: from the environment, or generated once and kept under var/ when DEBUG is on.
+
+    A weak key (Django's W009 rule) is refused in every mode: it would let anyone forge sessions.
+    """
+    advice = "(generate one: python3 -c 'import secrets; print(secrets.token_urlsafe(50))')"
     raw = os.environ.get(name)
     if raw:
-        if len(raw) < 32:
-            raise EnvError(name, "must be at least 32 characters")
+        weakness = secret_key_weakness(raw)
+        if weakness:
+            raise EnvError(name, f"too weak: it {weakness} {advice}")
         return raw
     if not debug:
         raise EnvError(name, "is required when DEBUG is off (set a long random string)")
     if key_file.exists():
-        return key_file.read_text().strip()
+        key = key_file.read_text().strip()
+        weakness = secret_key_weakness(key)
+        if weakness:
+            raise EnvError(name, f"the key in {key_file} is too weak: it {weakness} (delete the file to generate one)")
+        return key
     key_file.parent.mkdir(parents=True, exist_ok=True)
     key = secrets.token_urlsafe(50)
     key_file.write_text(key)

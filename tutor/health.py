@@ -1,7 +1,8 @@
 """Health of the service and the things it depends on, for /healthz and the status page.
 
 Core = database + broker: without them nothing can be recorded or queued, so /healthz is 200
-only when both are up. Workers, the GPU and the LLM server are reported but optional.
+only when both are up. Workers, the GPU and the LLM server are reported but optional. Staff see
+the whole report; everyone else sees `public_health()`: up or down, no addresses or errors.
 """
 
 from __future__ import annotations
@@ -102,6 +103,25 @@ def service_health() -> dict[str, Any]:
             "detail": "GPU worker online" if gpu_workers else "no GPU worker: labs run on the CPU worker and say so",
         },
         "llm": check_llm(),
+    }
+
+
+def public_health(health: dict[str, Any]) -> dict[str, Any]:
+    """What anyone may see of a `service_health()` report: whether each part is up, and no more.
+
+    Addresses, host names, models and error text are for staff: they map the deployment for an
+    attacker. The booleans stay, so that monitors (and CI's smoke test) can read them anonymously.
+    """
+    parts = ("database", "broker", "workers", "llm")
+    return {
+        "status": health["status"],
+        "down": [part for part in parts if not health[part]["ok"]],
+        "database": {"ok": health["database"]["ok"]},
+        "broker": {"ok": health["broker"]["ok"]},
+        "workers": {"ok": health["workers"]["ok"], "count": health["workers"]["count"]},
+        "gpu": {"present": health["gpu"]["present"]},
+        "llm": {"ok": health["llm"]["ok"], "mode": health["llm"]["mode"]},
+        "details": "staff only: log in as staff for addresses, workers and errors",
     }
 
 

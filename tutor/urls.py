@@ -1,12 +1,22 @@
+from csp.constants import UNSAFE_INLINE
+from csp.decorators import csp_update
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from tutor import views
 
 api_urls = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # Swagger UI's script is served as a file (the split view); its page keeps a <style> block and
+    # data: images, allowed on this page only.
+    path(
+        "docs/",
+        csp_update({"style-src": [UNSAFE_INLINE], "img-src": ["data:"]})(
+            SpectacularSwaggerSplitView.as_view(url_name="api-schema")
+        ),
+        name="api-docs",
+    ),
 ]
 
 urlpatterns = [

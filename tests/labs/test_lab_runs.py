@@ -5,9 +5,11 @@ import signal
 import time
 
 import pytest
+from rest_framework.authtoken.models import Token
 
 from labs.models import LabRun
 from labs.services import MAX_ACTIVE_RUNS, reap_stale_runs
+from tests.conftest import http_call, in_parallel
 
 pytestmark = pytest.mark.django_db
 
@@ -54,7 +56,17 @@ def test_quota_of_active_runs(learner_client):
     for _ in range(MAX_ACTIVE_RUNS):
         assert post(learner_client, "/api/labs/runs/", {"experiment": "launch_overhead"}).status_code == 201
     refused = post(learner_client, "/api/labs/runs/", {"experiment": "launch_overhead"})
-    assert refused.status_code == 400 and f"already have {MAX_ACTIVE_RUNS}" in refused.json()["detail"]
+    assert refused.status_code == 429 and f"already have {MAX_ACTIVE_RUNS}" in refused.json()["detail"]
+
+
+@pytest.mark.services
+def test_parallel_requests_never_pass_the_quota(asgi_server, learner):
+    """20 requests at once, each its own connection to the database (PostgreSQL in CI): exactly 3 runs."""
+    token = Token.objects.create(user=learner).key
+    url = f"{asgi_server}/api/labs/runs/"
+    answers = in_parallel(20, lambda: http_call("POST", url, token, {"experiment": "launch_overhead"}))
+    assert sorted(status for status, _ in answers) == [201] * MAX_ACTIVE_RUNS + [429] * (20 - MAX_ACTIVE_RUNS)
+    assert LabRun.objects.filter(user=learner).count() == MAX_ACTIVE_RUNS
 
 
 def test_a_queued_run_can_be_cancelled_and_a_finished_one_cannot(learner_client):

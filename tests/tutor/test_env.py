@@ -1,3 +1,4 @@
+import re
 import subprocess
 import sys
 
@@ -120,3 +121,52 @@ def test_labs_cache_dir_that_is_a_file_stops_startup_naming_it(tmp_path):
     result = _manage("check", LABS_CACHE_DIR=str(tmp_path / "cache"))
     assert result.returncode == 2
     assert "LABS_CACHE_DIR: expected a folder" in result.stderr and "Traceback" not in result.stderr
+
+
+STRONG_KEY = "k3y-" + "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMN"
+
+
+@pytest.mark.parametrize(
+    "key, problem",
+    [
+        ("a" * 32, "has 32 characters, needs at least 50"),
+        ("a" * 60, "has 1 distinct characters, needs at least 5"),
+        ("abcd" * 20, "has 4 distinct characters, needs at least 5"),
+        ("django-insecure-" + STRONG_KEY, "starts with 'django-insecure-'"),
+    ],
+)
+def test_weak_secret_keys_are_refused_whatever_debug_says(tmp_path, monkeypatch, key, problem):
+    monkeypatch.setenv("SECRET_KEY", key)
+    for debug in (True, False):
+        with pytest.raises(EnvError, match=f"^SECRET_KEY: too weak: it {re.escape(problem)}"):
+            env_secret_key("SECRET_KEY", debug=debug, key_file=tmp_path / "k")
+
+
+def test_a_strong_secret_key_is_taken(tmp_path, monkeypatch):
+    monkeypatch.setenv("SECRET_KEY", STRONG_KEY)
+    assert env_secret_key("SECRET_KEY", debug=False, key_file=tmp_path / "k") == STRONG_KEY
+
+
+def test_a_weak_key_left_in_the_key_file_is_refused_naming_the_file(tmp_path, monkeypatch):
+    monkeypatch.delenv("SECRET_KEY", raising=False)
+    (tmp_path / "secret_key").write_text("x" * 32)
+    with pytest.raises(EnvError, match="SECRET_KEY: the key in .*secret_key is too weak"):
+        env_secret_key("SECRET_KEY", debug=True, key_file=tmp_path / "secret_key")
+
+
+def test_a_key_of_32_identical_characters_stops_startup_with_one_line():
+    result = _manage("check", SECRET_KEY="x" * 32)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(
+        "tilewise: configuration error: SECRET_KEY: too weak: it has 32 characters, needs at least 50"
+    )
+    assert "x" * 32 not in result.stderr  # the refused key is not echoed
+
+
+@pytest.mark.parametrize("value", ["0", "soon"])
+def test_bad_api_token_ttl_stops_startup_naming_it(value):
+    result = _manage("check", API_TOKEN_TTL_DAYS=value)
+    assert result.returncode == 2
+    assert result.stderr.startswith("tilewise: configuration error: API_TOKEN_TTL_DAYS:")

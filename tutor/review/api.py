@@ -6,7 +6,6 @@ are 404, never 403, so their existence is not revealed.
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import api_view
@@ -79,7 +78,10 @@ class CardStateSerializer(serializers.ModelSerializer):
 
 class SubmitResponseSerializer(serializers.Serializer):
     review = ReviewLogSerializer()
-    state = CardStateSerializer()
+    state = CardStateSerializer(
+        allow_null=True,
+        help_text="The card's state now; null if this key's review was undone and the card has no other.",
+    )
     duplicate = serializers.BooleanField()
     grade = serializers.DictField(allow_null=True)
 
@@ -96,17 +98,20 @@ class SubmitResponseSerializer(serializers.Serializer):
 )
 @api_view(["POST"])
 def submit(request: Request) -> Response:
-    """Rate a card. Resending the same idempotency key returns the first result (200) and records nothing."""
+    """Rate a card. Resending the same idempotency key returns the first result (200) and records nothing.
+
+    A key records one review, ever. Once that review is undone, resending its key still answers 200 with it
+    (`duplicate`, `review.undone_at` set) and the card's state as it is now (null if it has no other review);
+    to rate the card again, send a new key."""
     data = SubmitSerializer(data=request.data)
-    if not data.is_valid():
-        return Response(data.errors, status=status.HTTP_400_BAD_REQUEST)
+    data.is_valid(raise_exception=True)
     fields = dict(data.validated_data)
     fields["card_id"] = fields.pop("card")
     outcome = submit_review(user=request.user, **fields)
     grade = outcome.grade
     body = {
         "review": ReviewLogSerializer(outcome.review).data,
-        "state": CardStateSerializer(outcome.state).data,
+        "state": None if outcome.state is None else CardStateSerializer(outcome.state).data,
         "duplicate": outcome.duplicate,
         "grade": None
         if grade is None
@@ -195,8 +200,7 @@ def learner_settings_view(request: Request) -> Response:
     if request.method == "GET":
         return Response(SettingsResponseSerializer(obj).data)
     ser = SettingsSerializer(obj, data=request.data, partial=True)
-    if not ser.is_valid():
-        return Response(ser.errors, status=status.HTTP_400_BAD_REQUEST)
+    ser.is_valid(raise_exception=True)
     update_learner_settings(user=request.user, changes=ser.validated_data)
     return Response(SettingsResponseSerializer(learner_settings(request.user)).data)
 
@@ -230,11 +234,12 @@ class OptimizationSerializer(serializers.ModelSerializer):
 
 
 @extend_schema(methods=["GET"], responses=OptimizationSerializer(many=True))
-@extend_schema(methods=["POST"], request=None, responses={202: OptimizationSerializer})
+@extend_schema(methods=["POST"], request=None, responses={202: OptimizationSerializer, 429: ErrorSerializer})
 @api_view(["GET", "POST"])
 def optimization(request: Request) -> Response:
     """GET: past parameter fits. POST: queue a new fit, adopted only if it predicts the held-out recent reviews
-    significantly better than both the parameters in use and the defaults (`evaluation.rule`)."""
+    significantly better than both the parameters in use and the defaults (`evaluation.rule`). One fit per
+    learner at a time: while one is queued or running, another is refused (429)."""
     if request.method == "POST":
         run = request_optimization(user=request.user)
         return Response(OptimizationSerializer(run).data, status=status.HTTP_202_ACCEPTED)
@@ -258,6 +263,10 @@ class OwnedViewSet(viewsets.ReadOnlyModelViewSet):
 
     model = None
 
+    @property
+    def queryset(self):  # names the model to the schema generator, so that ids are documented as integers
+        return self.model.objects.none()
+
     def get_queryset(self):
         return self.model.objects.filter(user=self.request.user).order_by("-pk")
 
@@ -278,7 +287,7 @@ class StudySessionViewSet(OwnedViewSet):
 
     @extend_schema(responses={200: OpenApiResponse(description="The session with its reviews.")})
     def retrieve(self, request, *args, **kwargs):
-        session = get_object_or_404(self.get_queryset(), pk=kwargs["pk"])
+        session = self.get_object()  # DRF's lookup: a malformed id is a 404 too
         data = StudySessionSerializer(session).data
         data["review_log"] = ReviewLogSerializer(session.reviews.select_related("card"), many=True).data
         return Response(data)

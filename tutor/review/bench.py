@@ -5,6 +5,8 @@
 then times fetching a learner's queue and submitting a review when the review log holds about
 1k rows, and again at about 1M rows, for the same learner.
 It refuses to run on a database that already has reviews: point DATABASE_URL at a scratch one.
+
+`python -m tutor.review.bench load`: a class of learners through the real server (tutor/review/load_bench.py).
 """
 
 from __future__ import annotations
@@ -178,7 +180,26 @@ def main() -> None:
     review.add_argument("--learners", type=int, default=1000)
     review.add_argument("--reviews", type=int, default=1000, help="reviews per learner")
     review.add_argument("--repeats", type=int, default=200)
+    load = sub.add_parser(
+        "load",
+        help="a class reviewing at once through the real server: p50/p95/p99 and errors at 10, 50, 100 learners "
+        "with think time and back to back (see tutor/review/load_bench.py)",
+    )
+    load.add_argument("--url", help="a server already running on DATABASE_URL's database (loopback only)")
+    load.add_argument("--levels", default="10,50,100", help="learner counts with think time")
+    load.add_argument("--back-to-back", default="10,20", help="learner counts without think time ('': none)")
+    load.add_argument("--duration", type=float, default=30.0, help="seconds per phase")
     args = parser.parse_args()
+    if args.what == "load":  # reads the settings itself: without DATABASE_URL it makes a scratch SQLite first
+        from tutor.review.load_bench import load_bench
+
+        def counts(text: str) -> tuple[int, ...]:
+            return tuple(int(n) for n in text.split(",") if n.strip())
+
+        load_bench(
+            url=args.url, levels=counts(args.levels), back_to_back=counts(args.back_to_back), duration=args.duration
+        )
+        return
     load_settings_or_exit()
     if args.what == "latency":
         review_bench(args.learners, args.reviews, args.repeats)

@@ -14,20 +14,24 @@ import statistics
 from datetime import UTC, datetime, timedelta
 
 import fsrs
+from django.db import transaction
 from django.utils import timezone
 
-from tutor.review.fit_guard import Entry, Verdict, holdout_predictions, judge
+from tutor.errors import DomainError
+from tutor.review.fit_guard import HOLDOUT_FRACTION, Entry, Verdict, holdout_predictions, judge
 from tutor.review.models import CardState, LearnerSettings, OptimizationRun, Reschedule, ReviewLog, State
 from tutor.review.rescheduling import reschedule_here
 from tutor.review.scheduling import scheduler_for
-from tutor.review.services import learner_settings
+from tutor.review.services import learner_settings, lock_learner
 from tutor.review.tasks import optimize_parameters as optimize_parameters_task
 from workers.queues import DEFAULT, send_on_commit
 
 MIN_REVIEWS = 200  # fewer and the fit is noise
-HOLDOUT_FRACTION = 0.2
 MIN_HOLDOUT_EVALUATED = 20  # held-out reviews a day or more after the previous one
 CURVE_DAYS = [0, 1, 2, 3, 5, 7, 10, 14, 21, 30, 45, 60, 90]
+# A fit still queued or running after this long is taken for lost (no worker took it, or its worker died)
+# and no longer stops the learner from asking for another.
+ACTIVE_FIT_STALE_AFTER = timedelta(hours=1)
 
 
 class NotEnoughReviews(Exception):
@@ -35,9 +39,22 @@ class NotEnoughReviews(Exception):
 
 
 def request_optimization(*, user) -> OptimizationRun:
-    """Create a run and queue it for a worker. The learner sees the run even if the broker is down."""
+    """Create a run and queue it for a worker. The learner sees the run even if the broker is down.
+    One fit per learner at a time: while one is queued or running, another is refused (429)."""
     total = ReviewLog.objects.filter(user=user, undone_at__isnull=True).count()
-    run = OptimizationRun.objects.create(user=user)
+    with transaction.atomic():
+        lock_learner(user)  # parallel requests count and insert one at a time
+        active = OptimizationRun.objects.filter(
+            user=user,
+            status__in=(OptimizationRun.Status.QUEUED, OptimizationRun.Status.RUNNING),
+            created_at__gte=timezone.now() - ACTIVE_FIT_STALE_AFTER,
+        ).first()
+        if active is not None:
+            raise DomainError(
+                f"A fit of your parameters is already {active.status}; wait for its result before asking for another.",
+                status=429,
+            )
+        run = OptimizationRun.objects.create(user=user)
     if total < MIN_REVIEWS:
         _finish(
             run,
@@ -169,11 +186,18 @@ def _explain(verdict: Verdict) -> str:
         f"Log loss on your {verdict.evaluated} most recent reviews: in use {s['current'].log_loss:.4f}, "
         f"defaults {s['defaults'].log_loss:.4f}, fitted {s['fitted'].log_loss:.4f}"
     )
+    stale = (
+        " The FSRS defaults predict them better than the parameters in use, by more than the noise: consider "
+        "going back to the defaults."
+        if verdict.defaults_over_current.significant
+        else ""
+    )
     if verdict.adopt:
         return f"{losses}; adopted: the fit predicts them better than both, by more than its own noise."
     if min(verdict.vs_current.mean_gain, verdict.vs_defaults.mean_gain) <= 0:
-        return f"{losses}; kept the parameters in use: the fit does not predict them better than both."
+        return f"{losses}; kept the parameters in use: the fit does not predict them better than both.{stale}"
     return (
         f"{losses}; kept the parameters in use: the fit's gain (at least "
         f"{min(verdict.vs_current.mean_gain, verdict.vs_defaults.mean_gain):.4f} per review) is within its noise."
+        + stale
     )

@@ -87,6 +87,10 @@ class Queue:
         return self.reviewed_today + self.due_count + self.new_count
 
 
+# What tutor.review.presenters.queue_item reads of a card that is listed but not shown.
+LISTED_CARD_FIELDS = ("id", "course_id", "slug", "kind", "choices", "unit", "reversible", "retired")
+
+
 def today_queue(user, *, now: datetime | None = None, limit: int = 20) -> Queue:
     now = as_utc(now or timezone.now(), "now")
     settings_obj = learner_settings(user)
@@ -109,7 +113,12 @@ def today_queue(user, *, now: datetime | None = None, limit: int = 20) -> Queue:
 
     keys = [(s.card_id, s.reverse, s) for s in ranked]
     keys += [(card_id, reverse, None) for card_id, reverse in new_keys[: max(0, limit - len(keys))]]
-    cards = Card.objects.select_related("course").in_bulk([card_id for card_id, _, _ in keys])
+    ids = [card_id for card_id, _, _ in keys]
+    # The first card is shown, so all of it; the rest are listed, so only what a list item says (their text
+    # and rendered HTML are most of each row, and this runs before every card a learner sees).
+    cards = Card.objects.only(*LISTED_CARD_FIELDS).in_bulk(ids[1:])
+    if ids:
+        cards[ids[0]] = Card.objects.select_related("course").get(pk=ids[0])
     items = [
         QueueItem(cards[card_id], reverse, state, None if state is None else retrievability(scheduler, state, now))
         for card_id, reverse, state in keys

@@ -30,10 +30,22 @@ def learner_settings(user) -> LearnerSettings:
     return obj
 
 
+def lock_learner(user) -> LearnerSettings:
+    """The learner's settings row, locked until the caller's transaction ends.
+
+    Per-learner limits (active lab runs, questions a minute, queued jobs) count rows and then insert
+    one. Locking the rows counted locks nothing when there are none yet, so parallel requests
+    would all pass; they lock this one row, which always exists, and so take turns. On SQLite the
+    write transaction (BEGIN IMMEDIATE) already serializes them.
+    """
+    learner_settings(user)  # created outside the lock the first time
+    return LearnerSettings.objects.select_for_update().get(user=user)
+
+
 @dataclass(frozen=True)
 class ReviewOutcome:
     review: ReviewLog
-    state: CardState
+    state: CardState | None  # None only for a duplicate whose review was undone and was the card's only one
     duplicate: bool
     grade: Grade | None
 
@@ -116,10 +128,16 @@ def _validate(*, rating, idempotency_key, duration_ms, answer, reviewed_at, now)
 
 
 def _existing(user, idempotency_key: str) -> ReviewOutcome | None:
-    review = ReviewLog.objects.filter(user=user, idempotency_key=idempotency_key).select_related("card").first()
+    """The review this key already recorded, with the card's state as it is now.
+
+    A key records one review, ever: after that review was undone, the key still answers with it
+    (its `undone_at` set) and records nothing, and the state is whatever the rest of the log implies
+    (None when the undone review was the card's only one). Rating the card again takes a new key.
+    """
+    review = ReviewLog.objects.filter(user=user, idempotency_key=idempotency_key).first()  # no join: usually none
     if review is None:
         return None
-    state = CardState.objects.get(user=user, card_id=review.card_id, reverse=review.reverse)
+    state = CardState.objects.filter(user=user, card_id=review.card_id, reverse=review.reverse).first()
     return ReviewOutcome(review, state, duplicate=True, grade=None)
 
 
@@ -172,6 +190,8 @@ def _record(
     )
     if state is None:
         state = CardState(user=user, card=card, reverse=reverse, version=0)
+    else:
+        state.card = card  # the row we already have, for the response (card_slug), instead of a query
     copy_into_state(state, after)
     state.reps += 1
     state.lapses += 1 if (state_before == State.REVIEW and rating == 1) else 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from asgiref.sync import sync_to_async
+from django.db import close_old_connections
 from django.http import JsonResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
@@ -81,7 +82,12 @@ async def ask(request, pk: int):
     async def stream():
         try:
             async for event in answer_events(conversation, question):
+                kind = event["event"]
                 yield _sse(event)
+                if kind == "meta":
+                    # The question is stored; the model may take a while. Give the request's database
+                    # connection back (to the pool) meanwhile, instead of holding it idle for the stream.
+                    await sync_to_async(close_old_connections)()
         except DomainError as exc:
             yield _sse({"event": "error", "detail": exc.message})
 

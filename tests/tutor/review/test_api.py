@@ -53,7 +53,9 @@ def test_submit_then_resubmit_with_the_same_key(learner_client, card):
 )
 def test_malformed_submissions_are_400_naming_the_field(learner_client, card, body, field):
     response = post(learner_client, "/api/review/submit/", body)
-    assert response.status_code == 400 and field in response.json()
+    assert response.status_code == 400
+    error = response.json()
+    assert error["field"] == field and error["detail"] and field in error["errors"]
     assert ReviewLog.objects.count() == 0
 
 
@@ -85,12 +87,33 @@ def test_undo_endpoint(learner_client, card):
     assert post(learner_client, "/api/review/undo/", {}).status_code == 404
 
 
+def test_resending_the_key_of_an_undone_review_returns_it_undone_and_records_nothing(learner_client, card):
+    data = {"card": card.pk, "rating": 3, "idempotency_key": "k-undone"}
+    assert post(learner_client, "/api/review/submit/", data).status_code == 201
+    assert post(learner_client, "/api/review/undo/", {}).status_code == 200
+    again = post(learner_client, "/api/review/submit/", data)
+    assert again.status_code == 200, again.content
+    body = again.json()
+    assert body["duplicate"] is True and body["review"]["undone_at"] and body["state"] is None
+    assert ReviewLog.objects.count() == 1 and not CardState.objects.exists()
+
+
+def test_the_key_of_an_undone_review_answers_with_the_cards_state_as_it_is_now(learner_client, card):
+    post(learner_client, "/api/review/submit/", {"card": card.pk, "rating": 1, "idempotency_key": "first"})
+    second = {"card": card.pk, "rating": 3, "idempotency_key": "second"}
+    post(learner_client, "/api/review/submit/", second)
+    post(learner_client, "/api/review/undo/", {})
+    body = post(learner_client, "/api/review/submit/", second).json()
+    assert body["review"]["undone_at"] and body["state"]["reps"] == 1
+
+
 def test_settings_validate_and_rebuild(learner_client, card):
     assert learner_client.get("/api/review/settings/").json()["desired_retention"] == 0.9
     bad = learner_client.patch(
         "/api/review/settings/", {"desired_retention": 1.5, "timezone": "Mars/Base"}, content_type="application/json"
     )
-    assert bad.status_code == 400 and {"desired_retention", "timezone"} <= set(bad.json())
+    assert bad.status_code == 400 and {"desired_retention", "timezone"} <= set(bad.json()["errors"])
+    assert bad.json()["field"] in {"desired_retention", "timezone"} and bad.json()["detail"]
     ok = learner_client.patch(
         "/api/review/settings/", {"desired_retention": 0.85, "new_cards_per_day": 5}, content_type="application/json"
     )

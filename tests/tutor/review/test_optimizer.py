@@ -5,11 +5,14 @@ from datetime import UTC, datetime, timedelta
 
 import fsrs
 import pytest
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
 
 from quizzes.models import Card
+from tests.conftest import http_call, in_parallel
 from tutor.review.fit_guard import Entry, holdout_predictions, metrics
 from tutor.review.models import CardState, LearnerSettings, OptimizationRun, Reschedule, ReviewLog, State
-from tutor.review.optimizer import run_optimization
+from tutor.review.optimizer import ACTIVE_FIT_STALE_AFTER, MIN_REVIEWS, request_optimization, run_optimization
 from tutor.review.services import learner_settings, state_differences
 
 pytestmark = pytest.mark.django_db
@@ -123,3 +126,44 @@ def test_a_fit_is_also_compared_with_the_defaults(learner, shipped_course):
 def test_too_few_reviews_fails_with_a_reason(learner, shipped_course):
     run = run_optimization(OptimizationRun.objects.create(user=learner).pk)
     assert run.status == "failed" and "at least 200 reviews" in run.message
+
+
+def _enough_reviews(user, cards) -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    ReviewLog.objects.bulk_create(
+        ReviewLog(
+            user=user,
+            card=cards[i % len(cards)],
+            rating=3,
+            reviewed_at=start + timedelta(hours=i),
+            state_before=State.NEW,
+            idempotency_key=f"k{i}",
+        )
+        for i in range(MIN_REVIEWS)
+    )
+
+
+def test_a_second_fit_while_one_is_queued_is_a_429(learner_client, learner, shipped_course):
+    _enough_reviews(learner, list(Card.objects.order_by("pk")[:20]))
+    OptimizationRun.objects.create(user=learner)  # queued, waiting for a worker
+    response = learner_client.post("/api/review/optimization/", {}, content_type="application/json")
+    assert response.status_code == 429 and "already queued" in response.json()["detail"]
+    assert OptimizationRun.objects.filter(user=learner).count() == 1
+
+
+def test_a_fit_lost_long_ago_does_not_block_the_next(learner, shipped_course):
+    _enough_reviews(learner, list(Card.objects.order_by("pk")[:20]))
+    lost = OptimizationRun.objects.create(user=learner, status=OptimizationRun.Status.RUNNING)
+    OptimizationRun.objects.filter(pk=lost.pk).update(created_at=timezone.now() - ACTIVE_FIT_STALE_AFTER)
+    assert request_optimization(user=learner).status == OptimizationRun.Status.QUEUED
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_parallel_requests_queue_one_fit(asgi_server, learner, shipped_course):
+    _enough_reviews(learner, list(Card.objects.order_by("pk")[:20]))
+    token = Token.objects.create(user=learner).key
+    url = f"{asgi_server}/api/review/optimization/"
+    answers = in_parallel(10, lambda: http_call("POST", url, token, {}))
+    assert sorted(status for status, _ in answers) == [202] + [429] * 9, answers
+    assert OptimizationRun.objects.filter(user=learner).count() == 1

@@ -1,6 +1,7 @@
 """Typed answers at the reveal: checked at once, queued for the teacher, or graded here when the broker is down."""
 
 import pytest
+from django.utils import timezone
 
 from quizzes.models import Card
 from tutor.errors import DomainError
@@ -40,3 +41,14 @@ def test_with_the_broker_down_an_interview_answer_is_graded_here_and_says_so(
     assert isinstance(grade, AnswerGrade) and grade.status == AnswerGrade.Status.DONE
     assert grade.result["graded"] and "the task broker is unavailable" in grade.result["notice"]
     assert "keyword check" in grade.result["notice"]
+
+
+def test_answers_waiting_long_ago_do_not_count_against_the_limit(learner, shipped_course):
+    card = Card.objects.filter(kind="interview").first()
+    for _ in range(grade_requests.MAX_QUEUED_GRADES):
+        grade_requests.request_grade(user=learner, card=card, answer="fusion saves memory traffic")
+    with pytest.raises(DomainError) as info:
+        grade_requests.request_grade(user=learner, card=card, answer="one more")
+    assert info.value.status == 429
+    AnswerGrade.objects.update(created_at=timezone.now() - grade_requests.QUEUED_GRADE_STALE_AFTER)
+    assert grade_requests.request_grade(user=learner, card=card, answer="one more").status == "queued"
