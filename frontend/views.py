@@ -21,7 +21,7 @@ from tutor.accounts.throttles import SignupThrottle
 from tutor.errors import DomainError
 from tutor.health import service_health
 from tutor.review import optimizer
-from tutor.review.fit_guard import RULE
+from tutor.review.fit_guard import HOLDOUT_FRACTION, RULE
 from tutor.review.models import OptimizationRun, ReviewLog, StudySession
 from tutor.review.rescheduling import active_reschedule, reset_to_default_parameters, update_learner_settings
 from tutor.review.services import learner_settings
@@ -132,7 +132,7 @@ def settings_page(request):
             "form": form,
             "runs": runs,
             "min_reviews": optimizer.MIN_REVIEWS,
-            "holdout_pct": round(optimizer.HOLDOUT_FRACTION * 100),
+            "holdout_pct": round(HOLDOUT_FRACTION * 100),
             "review_count": ReviewLog.objects.filter(user=request.user, undone_at__isnull=True).count(),
             "rescheduling": active_reschedule(request.user),
             "uses_fitted": bool(obj.parameters),

@@ -11,7 +11,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
-from quizzes.card_kinds import KIND_FIELDS
+from quizzes.card_kinds import CONTENT_COLUMNS, KIND_FIELDS
 from quizzes.models import Card, CardEdit, Course, Explanation, ExplanationEdit, Lesson, Section, Topic
 from quizzes.services import known_lab_ids, record_changes_between, set_retired, snapshot
 
@@ -143,22 +143,7 @@ class CardAdmin(RecordsEdits, admin.ModelAdmin):
     inlines = [CardEditInline]
 
     def get_fieldsets(self, request, obj=None):
-        kind_columns = (
-            [f.column for f in KIND_FIELDS[obj.kind]]
-            if obj
-            else [
-                "prompt",
-                "answer",
-                "explanation",
-                "common_wrong_answer",
-                "key_points",
-                "choices",
-                "numeric_answer",
-                "unit",
-                "tolerance",
-                "reversible",
-            ]
-        )
+        kind_columns = [f.column for f in KIND_FIELDS[obj.kind]] if obj else list(CONTENT_COLUMNS)
         return [
             (None, {"fields": ["course", "slug", "kind", "retired", "preview_link"]}),
             ("Content", {"fields": kind_columns}),

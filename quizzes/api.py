@@ -3,6 +3,7 @@
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import permissions, serializers, viewsets
 
+from quizzes.card_kinds import CONTENT_COLUMNS
 from quizzes.models import Card, Course, Section, Topic
 from quizzes.services import update_card
 
@@ -51,16 +52,7 @@ class CardSerializer(serializers.ModelSerializer):
             "kind",
             "sections",
             "topics",
-            "prompt",
-            "answer",
-            "explanation",
-            "common_wrong_answer",
-            "key_points",
-            "choices",
-            "numeric_answer",
-            "unit",
-            "tolerance",
-            "reversible",
+            *CONTENT_COLUMNS,
             "retired",
             "prompt_html",
             "answer_html",

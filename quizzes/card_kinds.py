@@ -71,5 +71,19 @@ DEFAULT_FILE = {
     "recall": "recall.yaml",
 }
 
+# Every column a kind may fill, in the order files, forms, exports and the API list them.
+CONTENT_COLUMNS = (
+    "prompt",
+    "answer",
+    "explanation",
+    "common_wrong_answer",
+    "key_points",
+    "choices",
+    "numeric_answer",
+    "unit",
+    "tolerance",
+    "reversible",
+)
+
 # Columns whose markdown is rendered to sanitized HTML on save.
 MARKDOWN_COLUMNS = ("prompt", "answer", "explanation", "common_wrong_answer")

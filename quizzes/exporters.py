@@ -13,7 +13,7 @@ from typing import Any
 
 import genanki
 
-from quizzes.card_kinds import DEFAULT_FILE, KIND_FIELDS
+from quizzes.card_kinds import CONTENT_COLUMNS, DEFAULT_FILE, KIND_FIELDS
 from quizzes.course_files import DEFAULT_EXPLANATIONS_FILE, CourseData
 from quizzes.models import Card, Course, Explanation
 
@@ -85,23 +85,7 @@ def explanation_to_data(explanation: Explanation) -> dict[str, Any]:
     }
 
 
-CSV_COLUMNS = [
-    "id",
-    "kind",
-    "sections",
-    "topics",
-    "retired",
-    "prompt",
-    "answer",
-    "explanation",
-    "common_wrong_answer",
-    "key_points",
-    "choices",
-    "numeric_answer",
-    "unit",
-    "tolerance",
-    "reversible",
-]
+CSV_COLUMNS = ["id", "kind", "sections", "topics", "retired", *CONTENT_COLUMNS]
 
 
 def course_to_csv(course: Course) -> str:

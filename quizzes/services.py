@@ -14,25 +14,12 @@ from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
 from labs.experiments.catalog import CATALOG  # torch-free: the lab ids an explanation may name
-from quizzes.card_kinds import KIND_FIELDS
+from quizzes.card_kinds import CONTENT_COLUMNS, KIND_FIELDS
 from quizzes.course_files import CourseData, read_course_dir
 from quizzes.models import Card, ContentEdit, Course, Explanation, Lesson, Section, Topic
 
 # Card columns compared (and recorded) when a card changes.
-TRACKED_COLUMNS = (
-    "kind",
-    "prompt",
-    "answer",
-    "explanation",
-    "common_wrong_answer",
-    "key_points",
-    "choices",
-    "numeric_answer",
-    "unit",
-    "tolerance",
-    "reversible",
-    "retired",
-)
+TRACKED_COLUMNS = ("kind", *CONTENT_COLUMNS, "retired")
 EXPLANATION_TRACKED_COLUMNS = ("question", "paraphrases", "answer", "lab", "retired")
 
 # What the edit history of each kind of content records: columns compared, and relations

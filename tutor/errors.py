@@ -111,6 +111,7 @@ def _as_json(request, response):
 def api_errors_as_json(get_response):
     """Every 4xx under /api/ is JSON with `detail`, including the ones Django answers outside DRF (an unknown
     path, a method not allowed, a failed CSRF check): it sits inside the other middleware, so it sees those.
+    An address with a NUL in its path or query is refused with a 400 before any view looks it up.
 
     Sync only, on purpose: under ASGI, Django runs each async-capable MiddlewareMixin around a sync view with
     a thread switch per hook. A sync-only middleware this deep makes everything outside it run in one thread
@@ -119,6 +120,11 @@ def api_errors_as_json(get_response):
     """
 
     def middleware(request):
+        if request.path.startswith("/api/") and (
+            "\x00" in request.path or "%00" in request.META.get("QUERY_STRING", "")
+        ):
+            # PostgreSQL cannot compare text with a NUL in it: refused here, not a server error in a lookup.
+            return JsonResponse({"detail": "The address may not contain NUL characters."}, status=400)
         return _as_json(request, get_response(request))
 
     return middleware

@@ -36,6 +36,12 @@ def test_malformed_ids_and_unknown_api_paths_are_a_json_404(learner_client, path
     assert response["Content-Type"] == "application/json" and response.json()["detail"]
 
 
+@pytest.mark.parametrize("path", ["/api/cards/?course=%00", "/api/courses/%00/", "/api/cards/?topic=a%00b"])
+def test_a_nul_in_the_address_is_a_400_not_a_failed_lookup(learner_client, path):
+    response = learner_client.get(path)
+    assert response.status_code == 400 and "NUL" in response.json()["detail"]
+
+
 def test_a_method_the_teacher_stream_does_not_take_is_a_json_405(learner_client):
     response = learner_client.get("/api/teacher/conversations/1/ask/")
     assert response.status_code == 405 and "GET" in response.json()["detail"]

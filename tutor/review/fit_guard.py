@@ -169,6 +169,21 @@ def compare(fitted: Sequence[tuple[int, float, int]], other: Sequence[tuple[int,
     )
 
 
+def fit_parameters(entries: list[Entry], cutoff: datetime) -> list[float]:
+    """FSRS parameters fitted (fsrs's optimizer, torch) on the reviews before `cutoff` only."""
+    train = [
+        fsrs.ReviewLog(card_id=e.sequence, rating=fsrs.Rating(e.rating), review_datetime=e.at, review_duration=None)
+        for e in entries
+        if e.at < cutoff
+    ]
+    return list(fsrs.Optimizer(train).compute_optimal_parameters())
+
+
+def holdout_cutoff(entries: list[Entry]) -> datetime:
+    """The time from which the most recent HOLDOUT_FRACTION of reviews are held out of the fit."""
+    return entries[int(len(entries) * (1 - HOLDOUT_FRACTION))].at
+
+
 def judge(
     entries: Sequence[Entry],
     cutoff: datetime,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import fsrs
 
-from tutor.review.fit_guard import HOLDOUT_FRACTION, RULE, compare, holdout_predictions, judge, metrics
+from tutor.review.fit_guard import RULE, compare, fit_parameters, holdout_cutoff, holdout_predictions, judge, metrics
 from tutor.review.public_logs import read_fsrs_csv
 
 CHECKPOINTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -38,14 +38,9 @@ def replay(path: Path, checkpoints=CHECKPOINTS) -> list[dict]:
     for n, point in enumerate(checkpoints):
         cut = int(len(entries) * point)
         seen = entries[:cut]
-        cutoff = seen[int(len(seen) * (1 - HOLDOUT_FRACTION))].at
-        train = [
-            fsrs.ReviewLog(card_id=e.sequence, rating=fsrs.Rating(e.rating), review_datetime=e.at, review_duration=None)
-            for e in seen
-            if e.at < cutoff
-        ]
+        cutoff = holdout_cutoff(seen)
         t0 = time.perf_counter()
-        fitted = list(fsrs.Optimizer(train).compute_optimal_parameters())
+        fitted = fit_parameters(seen, cutoff)
         fit_s = time.perf_counter() - t0
         verdict = judge(
             seen, cutoff, fitted=_scheduler(fitted), current=_scheduler(in_use), defaults=_scheduler(defaults)

@@ -7,9 +7,9 @@ learners (API tokens), then runs, each for --duration seconds:
 
 - 10, 50 and 100 learners with think time: each fetches the queue, rates the first card, and takes the
   next one 5-10 s after the last (starts spread over the first 5 s), as a person at the review page;
-- --back-to-back learners (10, then 20) with no think time: the most reviews the server takes. Each
-  learner waits for one answer before sending the next request, so latency grows with their number at
-  the same throughput: 20 learners at 70 reviews/s is 140 ms a request on average.
+- --back-to-back learners (10, then 20) with no think time (starts spread over the first 2 s): the most
+  reviews the server takes. Each learner waits for one answer before sending the next request, so latency
+  grows with their number at the same throughput: 20 learners at 70 reviews/s is 140 ms a request on average.
 
 Each request is timed by the client (httpx2, asyncio, one connection per learner, on the same machine:
 the client's CPU counts against the server's). Reports p50/p95/p99 of queue and submit, errors, reviews/s,
@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 REPO = Path(__file__).resolve().parents[2]
 THINK_LEVELS = (10, 50, 100)
 THINK_SECONDS = (5.0, 10.0)
+RAMP_SECONDS = 2.0  # back-to-back learners start over this many seconds
 RATINGS = [1, 2, 3, 3, 3, 3, 3, 3, 3, 4]  # mostly Good, as in a real review session
 # Issue 17's targets on a 2-core machine.
 THINK_TARGET = {"learners": 50, "submit_p95_ms": 100.0}
@@ -160,8 +161,9 @@ def make_learners(prefix: str, count: int) -> list[str]:
 async def learner_loop(client, token: str, phase: Phase, deadline: float, card_ids: list[int]) -> None:
     headers = {"Authorization": f"Token {token}"}
     rng = random.Random(token)
-    if phase.think:
-        await asyncio.sleep(rng.uniform(0, THINK_SECONDS[0]))
+    # Learners arrive over a few seconds, not in the same millisecond: a burst of new connections would all
+    # be accepted by whichever server process wakes first, and stay there (keep-alive).
+    await asyncio.sleep(rng.uniform(0, THINK_SECONDS[0] if phase.think else RAMP_SECONDS))
     while time.monotonic() < deadline:
         started = time.monotonic()
         item = None
@@ -242,9 +244,10 @@ def verdicts(phases: list[Phase], vendor: str) -> None:
             p95 = max(percentile(p.queue_ms, 0.95), percentile(p.submit_ms, 0.95))
             ok = p.reviews_per_s >= BACK_TO_BACK_TARGET["reviews_per_s"] and p95 <= BACK_TO_BACK_TARGET["p95_ms"]
             print(
-                f"target, back to back (PostgreSQL): >= {BACK_TO_BACK_TARGET['reviews_per_s']:.0f} reviews/s with p95 "
-                f"<= {BACK_TO_BACK_TARGET['p95_ms']:.0f} ms: {'met' if ok else 'NOT met'} "
-                f"({p.reviews_per_s:.1f} reviews/s, worse p95 {p95:.1f} ms, on {vendor})"
+                f"target (set for PostgreSQL), {p.learners} learners back to back: "
+                f">= {BACK_TO_BACK_TARGET['reviews_per_s']:.0f} reviews/s with p95 "
+                f"<= {BACK_TO_BACK_TARGET['p95_ms']:.0f} ms: "
+                f"{'met' if ok else 'NOT met'} ({p.reviews_per_s:.1f} reviews/s, worse p95 {p95:.1f} ms, on {vendor})"
             )
 
 

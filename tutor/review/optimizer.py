@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from tutor.errors import DomainError
-from tutor.review.fit_guard import HOLDOUT_FRACTION, Entry, Verdict, holdout_predictions, judge
+from tutor.review.fit_guard import Entry, Verdict, fit_parameters, holdout_cutoff, holdout_predictions, judge
 from tutor.review.models import CardState, LearnerSettings, OptimizationRun, Reschedule, ReviewLog, State
 from tutor.review.rescheduling import reschedule_here
 from tutor.review.scheduling import scheduler_for
@@ -88,21 +88,6 @@ def _entries(user) -> list[Entry]:
         .values_list("card_id", "reverse", "rating", "reviewed_at", "duration_ms")
     )
     return [Entry(card_id * 2 + int(reverse), rating, at) for card_id, reverse, rating, at, _ in rows]
-
-
-def fit_parameters(entries: list[Entry], cutoff: datetime) -> list[float]:
-    """FSRS parameters fitted (fsrs's optimizer, torch) on the reviews before `cutoff` only."""
-    train = [
-        fsrs.ReviewLog(card_id=e.sequence, rating=fsrs.Rating(e.rating), review_datetime=e.at, review_duration=None)
-        for e in entries
-        if e.at < cutoff
-    ]
-    return list(fsrs.Optimizer(train).compute_optimal_parameters())
-
-
-def holdout_cutoff(entries: list[Entry]) -> datetime:
-    """The time from which the most recent HOLDOUT_FRACTION of reviews are held out of the fit."""
-    return entries[int(len(entries) * (1 - HOLDOUT_FRACTION))].at
 
 
 def forgetting_curve(scheduler: fsrs.Scheduler, stability: float) -> list[dict]:

@@ -21,7 +21,7 @@ def card_sides(item: QueueItem) -> dict[str, str]:
             f'<div class="card-answer"><div class="md big-answer">{card.prompt_html}</div></div></article>',
         )
         return {"front": front, "back": back}
-    card.section_links = list(card.sections.all())
+    card.section_links = list(card.sections.select_related("course"))  # each link's URL names its course
     return {
         "front": render_to_string("quizzes/card_face.html", {"card": card, "revealed": False}),
         "back": render_to_string("quizzes/card_face.html", {"card": card, "revealed": True}),

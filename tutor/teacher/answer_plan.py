@@ -33,6 +33,8 @@ from tutor.teacher.retrieval import Hit, get_index, retrieve, tokenize
 # MIN_USES times: "warp", "kernel", "hbm", "prefill" are; "long", "good", "conflict" are not.
 SPECIFICITY = 30.0
 MIN_USES = 3
+_TERM = re.compile(r"[A-Za-z][A-Za-z0-9.\-]*[A-Za-z0-9]|[A-Za-z]")  # "cp.async", "flash-attn", "x"
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9\-]*[A-Za-z0-9]")  # "MI300X", "DeepSpeed", "flash-attn"
 PASSAGE_COVERAGE = 0.35  # a passage covering this share of the question's weight can answer in fallback
 RARE_IN_ENGLISH = 1000  # occurrences in pyspellchecker's English frequency list (1.6 billion words)
 
@@ -102,10 +104,8 @@ def _course_counts(course: Course) -> tuple[Counter, frozenset[str]]:
         f"{e.question} {' '.join(e.paraphrases)} {e.answer}"
         for e in explanation_match.get_index(course.slug).explanations.values()
     ]
-    counts = Counter(
-        w.lower() for text in texts for w in re.findall(r"[A-Za-z][A-Za-z0-9.\-]*[A-Za-z0-9]|[A-Za-z]", text)
-    )
-    return counts, course_words(texts, ("words", course.slug, idx.fingerprint))
+    counts = Counter(w.lower() for text in texts for w in _TERM.findall(text))
+    return counts, course_words(texts)
 
 
 _counts_cache: dict[tuple, tuple[Counter, frozenset[str]]] = {}
@@ -125,7 +125,7 @@ def course_terms(text: str, counts: Counter) -> list[str]:
     freq = english().word_frequency
     english_total = freq.total_words or 1
     out = []
-    for word in dict.fromkeys(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9.\-]*[A-Za-z0-9]|[A-Za-z]", text)):
+    for word in dict.fromkeys(w.lower() for w in _TERM.findall(text)):
         uses = counts.get(word, 0)
         if uses < MIN_USES:
             continue
@@ -140,7 +140,7 @@ def uncovered_terms(question: str, counts: Counter) -> list[str]:
     """Names in the question that the course never mentions: "MI300X", "JAX", "DeepSpeed" (capitals inside
     or digits). A lower-case word is not taken for a name: "chatbot" is everyday wording, not a subject."""
     out = []
-    for word in dict.fromkeys(re.findall(r"[A-Za-z][A-Za-z0-9\-]*[A-Za-z0-9]", question)):
+    for word in dict.fromkeys(_NAME.findall(question)):
         lower = word.lower()
         if counts.get(lower):
             continue
@@ -156,7 +156,7 @@ def unknown_words(question: str, course: Course) -> list[str]:
     vocabulary = get_index(course.slug).bm25.idf if get_index(course.slug).bm25 else {}
     frequency = english().word_frequency
     out = []
-    for word in dict.fromkeys(re.findall(r"[A-Za-z][A-Za-z0-9\-]*[A-Za-z0-9]", question)):
+    for word in dict.fromkeys(_NAME.findall(question)):
         tokens = tokenize(word)
         lower = word.lower()
         if not tokens or any(t in vocabulary for t in tokens) or lower in EVERYDAY_WORDS:

@@ -20,6 +20,8 @@ from pathlib import Path
 import yaml
 from asgiref.sync import async_to_sync
 
+from tutor.teacher.retrieval_bench import p95
+
 EVAL_FILE = Path(__file__).resolve().parent / "eval" / "learner_questions.yaml"
 
 
@@ -146,6 +148,6 @@ def summarize(outcomes: list[Outcome]) -> Summary:
         citations=sum(o.citation_ok for o in answered),
         declinable=len(declinable),
         declined=sum(o.declined for o in declinable),
-        p95_ms=times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))],
+        p95_ms=p95(times),
         median_ms=statistics.median(times),
     )

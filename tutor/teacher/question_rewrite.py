@@ -75,26 +75,19 @@ _EVERYDAY = sorted(EVERYDAY.items(), key=lambda kv: -len(kv[0]))
 EVERYDAY_WORDS = frozenset(word for phrase in EVERYDAY for word in phrase.split())
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
 
-_vocab_lock = threading.Lock()
-_vocab: dict[tuple, frozenset[str]] = {}
+_english_lock = threading.Lock()
 _english: SpellChecker | None = None
 
 
-def course_words(texts: list[str], key: tuple) -> frozenset[str]:
-    """The lower-cased words the course's texts use (cached per content fingerprint)."""
-    words = _vocab.get(key)
-    if words is None:
-        with _vocab_lock:
-            words = frozenset(w.lower() for text in texts for w in _WORD.findall(text))
-            _vocab.clear()
-            _vocab[key] = words
-    return words
+def course_words(texts: list[str]) -> frozenset[str]:
+    """The lower-cased words of four letters or more that the course's texts use (answer_plan caches them)."""
+    return frozenset(w.lower() for text in texts for w in _WORD.findall(text))
 
 
 def english() -> SpellChecker:
     global _english
     if _english is None:
-        with _vocab_lock:
+        with _english_lock:
             if _english is None:
                 _english = SpellChecker()
     return _english

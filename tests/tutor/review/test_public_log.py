@@ -6,7 +6,7 @@ from pathlib import Path
 import fsrs
 import pytest
 
-from tutor.review.fit_guard import HOLDOUT_FRACTION, judge
+from tutor.review.fit_guard import fit_parameters, holdout_cutoff, judge
 from tutor.review.public_logs import LogFormatError, read_fsrs_csv
 
 LOG = Path(__file__).resolve().parents[2] / "data" / "fsrs" / "review_logs_josh.csv"
@@ -35,13 +35,8 @@ def test_on_the_real_log_a_fit_that_only_looks_better_is_not_adopted():
     entries = read_fsrs_csv(LOG)
     defaults = fsrs.Scheduler(enable_fuzzing=False)
     seen = entries[: int(len(entries) * 0.7)]
-    cutoff = seen[int(len(seen) * (1 - HOLDOUT_FRACTION))].at
-    train = [
-        fsrs.ReviewLog(card_id=e.sequence, rating=fsrs.Rating(e.rating), review_datetime=e.at, review_duration=None)
-        for e in seen
-        if e.at < cutoff
-    ]
-    fitted = fsrs.Scheduler(parameters=fsrs.Optimizer(train).compute_optimal_parameters(), enable_fuzzing=False)
+    cutoff = holdout_cutoff(seen)
+    fitted = fsrs.Scheduler(parameters=fit_parameters(seen, cutoff), enable_fuzzing=False)
     verdict = judge(seen, cutoff, fitted=fitted, current=defaults, defaults=defaults)
     assert verdict.evaluated > 500
     assert verdict.metrics["fitted"].log_loss < verdict.metrics["defaults"].log_loss  # the old rule adopted this
