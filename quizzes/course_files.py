@@ -251,11 +251,11 @@ def _check_folder(root: Path) -> None:
 
 
 def _read_figures(root: Path) -> dict[str, Figure] | None:
-    """The course's figures.json (fatal if it is unreadable: every placeholder depends on it)."""
+    """The course's figures.json and figures-TAG.json (fatal if unreadable: every placeholder depends on them)."""
     try:
         return course_figures(root)
     except FigureFileError as exc:
-        rel = f"{root.name}/{FIGURES_FILE}"
+        rel = f"{root.name}/{exc.file}"
         raise CourseLoadError(
             [
                 CourseFileError(rel, message, f"figure {name}" if name else "", field)

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 FIGURES_FILE = "figures.json"
+# The same figures measured on another device: figures-h200.json, quoted as {{fig:NAME@h200}}.
+OTHER_DEVICE_FILE_RE = re.compile(r"^figures-([a-z0-9]{1,20})\.json$")
 MAX_BYTES = 4 * 1024 * 1024  # a bench run writes a few hundred kilobytes
 PLACEHOLDER_RE = re.compile(r"\{\{\s*fig:([^{}]*?)\s*\}\}")
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,99}$")
@@ -61,9 +63,10 @@ class Figure:
 class FigureFileError(ValueError):
     """figures.json cannot be used; `problems` lists (figure name or "", field or "", message)."""
 
-    def __init__(self, problems: list[tuple[str, str, str]]):
+    def __init__(self, problems: list[tuple[str, str, str]], file: str = FIGURES_FILE):
         super().__init__("; ".join(m for _, _, m in problems))
         self.problems = problems
+        self.file = file
 
 
 def read_figures(path: Path) -> dict[str, Figure]:
@@ -119,9 +122,25 @@ def _read_row(row: Any, index: int, problems: list[tuple[str, str, str]]) -> Fig
 
 
 def course_figures(root: Path) -> dict[str, Figure] | None:
-    """The figures of the course folder `root`, or None when it has no figures.json."""
-    path = Path(root) / FIGURES_FILE
-    return read_figures(path) if path.is_file() else None
+    """The figures of the course folder `root`, or None when it has no figures.json.
+
+    Each `figures-TAG.json` beside it adds its figures under `NAME@TAG`, so a text can set the
+    devices side by side: "{{fig:copy_roof_tbps}} on the H100, {{fig:copy_roof_tbps@h200}} on the H200".
+    A FigureFileError names the file it is about."""
+    root = Path(root)
+    path = root / FIGURES_FILE
+    if not path.is_file():
+        return None
+    figures = read_figures(path)
+    for other in sorted(root.glob("figures-*.json")):
+        match = OTHER_DEVICE_FILE_RE.match(other.name)
+        if not match:
+            continue
+        try:
+            figures.update({f"{name}@{match.group(1)}": fig for name, fig in read_figures(other).items()})
+        except FigureFileError as exc:
+            raise FigureFileError(exc.problems, file=other.name) from None
+    return figures
 
 
 def fill(text: str, figures: dict[str, Figure] | None) -> tuple[str, list[str]]:

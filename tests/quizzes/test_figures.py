@@ -126,13 +126,30 @@ def test_a_bad_figures_file_is_refused_naming_the_file_figure_and_field(course_d
     assert "cuda-kernels-fusion/figures.json" in errors and message in errors
 
 
+def test_another_devices_figures_are_quoted_with_its_tag(course_dir):
+    doc = json.loads((course_dir / "figures-h200.json").read_text())
+    doc["figures"].append(_row("test_kernel_ms", 0.1372))
+    (course_dir / "figures-h200.json").write_text(json.dumps(doc))
+    section = course_dir / "sections" / "01-kernels-launch-cost.md"
+    section.write_text(section.read_text() + "\nH100 {{fig:test_kernel_ms}}, H200 {{fig:test_kernel_ms@h200}}.\n")
+    assert read_course_dir(course_dir).sections[0]["body"].endswith("H100 0.215 ms, H200 0.137 ms.")
+
+
+def test_a_bad_other_device_file_is_refused_naming_that_file(course_dir):
+    (course_dir / "figures-h200.json").write_text(json.dumps({"figures": [_row("x_ms", "slow")]}))
+    errors = _errors(course_dir)
+    assert "cuda-kernels-fusion/figures-h200.json" in errors and "field 'device': is required" in errors
+
+
 def test_the_shipped_figures_say_where_and_how_each_was_measured():
-    doc = json.loads((CONTENT / "figures.json").read_text())
-    assert doc["device"] and doc["versions"] and "re_measured" in doc
-    figures = read_figures(CONTENT / "figures.json")
-    assert figures["copy_roof_tbps"].unit == "TB/s"
-    for row in doc["figures"]:
-        assert row["method"] and row["device"] and row["versions"], row["name"]
+    for path in (CONTENT / "figures.json", CONTENT / "figures-h200.json"):
+        doc = json.loads(path.read_text())
+        assert doc["device"] and doc["versions"] and "re_measured" in doc
+        figures = read_figures(path)
+        assert figures["copy_roof_tbps"].unit == "TB/s"
+        for row in doc["figures"]:
+            assert row["method"] and row["device"] and row["versions"], row["name"]
+    assert "H200" in json.loads((CONTENT / "figures-h200.json").read_text())["device"]
 
 
 def test_launch_bound_figures_are_recorded_with_both_clocks():
