@@ -16,6 +16,9 @@ install: $(BIN)/python
 
 install-dev: $(VENV)/.llama-portable
 	$(BIN)/pip install --quiet -e ".[dev,labs,llm]"
+	@# axe-core (pinned in tests/browser/axe/package-lock.json) for the browser tests' accessibility checks.
+	@if command -v npm >/dev/null; then npm ci --prefix tests/browser/axe --no-audit --no-fund --silent; \
+	else echo "npm not found: the browser tests' accessibility checks will be skipped (apt-get install npm)"; fi
 
 install-llm: $(VENV)/.llama-portable
 	$(BIN)/pip install --quiet -e ".[labs,llm]"

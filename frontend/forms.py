@@ -2,6 +2,7 @@ from zoneinfo import available_timezones
 
 from django import forms
 
+from quizzes.models import Card
 from tutor.review.models import LearnerSettings
 
 
@@ -45,3 +46,26 @@ class LearnerSettingsForm(forms.ModelForm):
 
     def clean_relearning_steps(self):
         return _minutes(self.cleaned_data.get("relearning_steps") or "")
+
+
+class FirstQuestionForm(forms.Form):
+    """The question a conversation opens with, typed on /teacher/ (blank: an empty conversation)."""
+
+    question = forms.CharField(
+        required=False,
+        max_length=2000,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "e.g. Why does fusion make a chain faster?"}),
+        label="Your question",
+    )
+    card = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+
+    def clean_card(self) -> Card | None:
+        """The card the question is asked from (the review page's "Ask the teacher about this card")."""
+        pk = self.cleaned_data.get("card")
+        if pk is None:
+            return None
+        card = Card.objects.filter(pk=pk, retired=False).select_related("course").first()
+        if card is None:
+            raise forms.ValidationError("No such card.")
+        return card

@@ -13,7 +13,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from frontend.forms import LearnerSettingsForm
+from frontend.dashboard import daily_dashboard
+from frontend.forms import FirstQuestionForm, LearnerSettingsForm
 from quizzes import selectors
 from quizzes.models import Course, Section
 from tutor.accounts.lockout import wait_text
@@ -31,7 +32,9 @@ from tutor.teacher.models import Conversation
 
 
 def home(request):
-    return render(request, "frontend/home.html")
+    """The learner's day at a glance once logged in; what Tilewise is, before."""
+    board = daily_dashboard(request.user) if request.user.is_authenticated else None
+    return render(request, "frontend/home.html", {"board": board})
 
 
 @require_http_methods(["GET", "POST"])
@@ -170,14 +173,30 @@ def teacher(request):
     return render(
         request,
         "frontend/teacher_list.html",
-        {"conversations": conversations, "llm_mode": llm.llm_configured(), "llm_model": llm.model_name()},
+        {
+            "conversations": conversations,
+            "form": FirstQuestionForm(),
+            "llm_mode": llm.llm_configured(),
+            "llm_model": llm.model_name(),
+        },
     )
+
+
+FIRST_QUESTION_KEY = "teacher-first-question"
 
 
 @login_required
 @require_POST
 def teacher_new(request):
-    conversation = start_conversation(user=request.user)
+    """Start a conversation; with a question, the chat page asks it at once (it streams from there)."""
+    form = FirstQuestionForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(message for errors in form.errors.values() for message in errors))
+        return redirect("teacher")
+    question = form.cleaned_data["question"]
+    conversation = start_conversation(user=request.user, card=form.cleaned_data["card"])
+    if question:
+        request.session[FIRST_QUESTION_KEY] = {"conversation": conversation.pk, "question": question}
     return redirect("teacher-chat", pk=conversation.pk)
 
 
@@ -186,8 +205,15 @@ def teacher_chat(request, pk: int):
     conversation = Conversation.objects.filter(user=request.user, pk=pk).select_related("card").first()
     if conversation is None:
         raise Http404("No such conversation.")
+    pending = request.session.get(FIRST_QUESTION_KEY)
+    first_question = ""
+    if pending and pending.get("conversation") == conversation.pk:
+        first_question = pending["question"]
+        del request.session[FIRST_QUESTION_KEY]
     return render(
-        request, "frontend/teacher_chat.html", {"conversation": conversation, "turns": conversation.turns.all()}
+        request,
+        "frontend/teacher_chat.html",
+        {"conversation": conversation, "turns": conversation.turns.all(), "first_question": first_question},
     )
 
 

@@ -286,7 +286,11 @@ def browser():
 
 @pytest.fixture
 def page(browser):
+    """A fresh page with axe-core loaded into every document it opens (see tests/browser/accessibility.py)."""
+    from tests.browser.accessibility import axe_script
+
     context = browser.new_context()
+    context.add_init_script(path=str(axe_script()))
     page = context.new_page()
     page.set_default_timeout(15000)
     yield page

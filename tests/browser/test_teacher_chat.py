@@ -28,3 +28,15 @@ def test_ask_a_question_and_see_a_streamed_cited_answer(live_server, page, learn
     # The citation opens the lesson section, at the heading it cites.
     links.first.click()
     page.wait_for_selector("article.section-body")
+
+
+def test_a_question_typed_on_the_teacher_page_is_answered_in_one_step(live_server, page, learner, shipped_course):
+    browser_login(page, live_server, "/teacher/")
+    page.fill("#id_question", "What does kernel fusion save?")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url("**/teacher/*/")
+    page.wait_for_selector(".turn.assistant[data-turn]", timeout=30_000)
+    assert page.locator(".turn.user").first.inner_text() == "What does kernel fusion save?"
+    assert ChatTurn.objects.filter(conversation__user=learner).count() == 2
+    page.goto(f"{live_server.url}/teacher/")
+    assert page.locator("table.list a", has_text="kernel fusion").count() == 1

@@ -16,7 +16,7 @@ from tutor.errors import ErrorSerializer
 from tutor.review import presenters
 from tutor.review.models import CardState, LearnerSettings, OptimizationRun, Reschedule, ReviewLog, StudySession
 from tutor.review.optimizer import request_optimization
-from tutor.review.queue import today_queue, tomorrow_forecast
+from tutor.review.queue import next_due, today_queue, tomorrow_forecast
 from tutor.review.rescheduling import active_reschedule, reset_to_default_parameters, update_learner_settings
 from tutor.review.services import learner_settings, submit_review, undo_last_review
 from tutor.review.stats import learner_stats
@@ -134,7 +134,8 @@ def queue(request: Request) -> Response:
     """Today's queue: progress, the next cards (the first with both sides and rating intervals)."""
     q = today_queue(request.user)
     forecast = tomorrow_forecast(request.user) if not q.items else 0
-    return Response(presenters.queue_payload(q, forecast_tomorrow=forecast))
+    upcoming = next_due(request.user) if not q.due_count else None
+    return Response(presenters.queue_payload(q, forecast_tomorrow=forecast, next_due=upcoming))
 
 
 @extend_schema(responses={200: serializers.DictField()})

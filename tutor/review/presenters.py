@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.template.loader import render_to_string
 
 from tutor.review.queue import Queue, QueueItem
@@ -49,7 +51,8 @@ def queue_item(item: QueueItem, *, with_sides: bool) -> dict:
     return data
 
 
-def queue_payload(queue: Queue, *, forecast_tomorrow: int) -> dict:
+def queue_payload(queue: Queue, *, forecast_tomorrow: int, next_due: datetime | None = None) -> dict:
+    """The queue as JSON; `next_due` (when nothing is due now) says when the earliest card comes due."""
     return {
         "progress": {
             "reviewed_today": queue.reviewed_today,
@@ -61,5 +64,6 @@ def queue_payload(queue: Queue, *, forecast_tomorrow: int) -> dict:
         },
         "done_for_today": not queue.items,
         "tomorrow_forecast": forecast_tomorrow,
+        "next_due": next_due.isoformat() if next_due else None,
         "items": [queue_item(item, with_sides=(i == 0)) for i, item in enumerate(queue.items)],
     }

@@ -169,3 +169,10 @@ def tomorrow_forecast(user, *, now: datetime | None = None) -> int:
     return CardState.objects.filter(
         user=user, card__retired=False, due__gte=tomorrow_start, due__lt=tomorrow_start + timedelta(days=1)
     ).count()
+
+
+def next_due(user) -> datetime | None:
+    """When the learner's earliest scheduled card comes due (None before any review)."""
+    return (
+        CardState.objects.filter(user=user, card__retired=False).order_by("due").values_list("due", flat=True).first()
+    )

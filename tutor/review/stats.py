@@ -94,6 +94,7 @@ def mastery(user, *, now: datetime) -> dict:
             rows.append(
                 {
                     "id": obj.slug,
+                    "course": obj.course.slug,
                     "title": obj.title,
                     "cards": len(card_ids),
                     "studied": sum(seen[c] for c in card_ids),
@@ -109,8 +110,8 @@ def mastery(user, *, now: datetime) -> dict:
     for card_id, lesson_id in active.values_list("pk", "sections__lesson"):
         if lesson_id:
             lesson_cards[lesson_id].add(card_id)
-    topics = Topic.objects.annotate(n=Count("cards")).order_by("course", "position")
-    lessons = Lesson.objects.order_by("course", "position")
+    topics = Topic.objects.select_related("course").annotate(n=Count("cards")).order_by("course", "position")
+    lessons = Lesson.objects.select_related("course").order_by("course", "position")
     return {
         "topics": summarise((t, topic_cards.get(t.pk, [])) for t in topics),
         "lessons": summarise((lesson, sorted(lesson_cards.get(lesson.pk, set()))) for lesson in lessons),

@@ -2,6 +2,7 @@
 import { api } from "./api.js";
 
 const root = document.getElementById("run");
+const theme = window.tilewiseTheme;
 const $ = (id) => document.getElementById(id);
 const fmt = (v) => (typeof v === "number" ? (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3)) : v ?? "–");
 let chart = null;
@@ -31,8 +32,8 @@ function renderTrace(artifacts) {
       for (let ki = 0; ki < trace.kv_blocks; ki += 1) {
         const visited = steps.slice(0, index + 1).some((s) => s.q_block === qi && s.kv_block === ki);
         const skipped = trace.causal && ki * trace.block_n > (qi + 1) * trace.block_m - 1;
-        ctx.fillStyle = qi === step.q_block && ki === step.kv_block ? "#2f6fed" : skipped ? "#f7f8fa"
-          : visited ? "#a9c4f5" : "#e3e6eb";
+        ctx.fillStyle = qi === step.q_block && ki === step.kv_block ? theme.color("--trace-current")
+          : skipped ? theme.color("--trace-skipped") : visited ? theme.color("--trace-visited") : theme.color("--trace-pending");
         ctx.fillRect(ki * cell + 1, qi * cell + 1, cell - 2, cell - 2);
       }
     }
@@ -83,7 +84,7 @@ function renderResult(run) {
   renderTrace(r.artifacts || {});
   const plot = (r.artifacts || {}).plot;
   if (plot && !chart) {
-    const colors = ["#2f6fed", "#c62828", "#1a7f37", "#b26a00", "#6f42c1", "#667085"];
+    const colors = theme.palette();
     chart = new Chart($("plot"), {
       type: "line",
       data: { datasets: plot.series.map((s, i) => ({ label: s.name, data: s.x.map((x, j) => ({ x, y: s.y[j] })),
@@ -120,7 +121,8 @@ async function showRoofline() {
     + `compute ${fmt(r.compute_tflops)} TFLOP/s (${r.compute_dtype}); ridge point ${fmt(r.ridge_flop_per_byte)} FLOP/byte.`;
   $("roofline-chart-box").hidden = false;
   const plot = data.plot;
-  const colors = ["#667085", "#667085", "#2f6fed", "#c62828", "#1a7f37", "#b26a00", "#6f42c1", "#0e7490", "#9d174d"];
+  const roofColor = theme.color("--muted");
+  const colors = [roofColor, roofColor, ...theme.palette()];
   new Chart($("roofline-chart"), {
     type: "line",
     data: { datasets: plot.series.map((s, i) => ({ label: s.name, data: s.x.map((x, j) => ({ x, y: s.y[j] })),

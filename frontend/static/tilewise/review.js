@@ -85,6 +85,7 @@ function render(queue) {
   }
   $("done").hidden = true;
   $("card-area").hidden = false;
+  $("ask-card").value = item.card;
   $("card-front").innerHTML = item.front;
   $("card-back").innerHTML = item.back;
   document.querySelectorAll("#ratings button").forEach((b) => {

@@ -11,7 +11,7 @@ document.querySelectorAll("canvas.curve").forEach((canvas) => {
   });
   new Chart(canvas, {
     type: "line",
-    data: { datasets: [line(curve.current, "in use", "#667085"), line(curve.fitted, "fitted", "#2f6fed")] },
+    data: { datasets: [line(curve.current, "in use", window.tilewiseTheme.color("--muted")), line(curve.fitted, "fitted", window.tilewiseTheme.color("--chart-1"))] },
     options: {
       maintainAspectRatio: false,
       scales: {

@@ -2,6 +2,7 @@
 import { api } from "./api.js";
 
 const root = document.getElementById("stats");
+const theme = window.tilewiseTheme;
 const $ = (id) => document.getElementById(id);
 const pct = (x) => (x === null || x === undefined ? "–" : `${(100 * x).toFixed(1)}%`);
 
@@ -21,7 +22,7 @@ function heatmap(days) {
       hoverRadius: side,
       backgroundColor: (c) => {
         const v = c.raw ? c.raw.v : 0;
-        return v ? `rgba(47,111,237,${0.25 + 0.75 * (v / max)})` : "#e3e6eb";
+        return v ? `rgba(${theme.color("--heat-rgb")},${0.25 + 0.75 * (v / max)})` : theme.color("--heat-empty");
       },
       borderWidth: 0,
     }] },
@@ -41,7 +42,7 @@ function heatmap(days) {
 function bars(canvas, labels, values, { horizontal = false, max, label }) {
   new Chart(canvas, {
     type: "bar",
-    data: { labels, datasets: [{ label, data: values, backgroundColor: "#2f6fed" }] },
+    data: { labels, datasets: [{ label, data: values, backgroundColor: theme.color("--chart-1") }] },
     options: {
       indexAxis: horizontal ? "y" : "x",
       maintainAspectRatio: false,

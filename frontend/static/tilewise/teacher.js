@@ -137,7 +137,10 @@ input.addEventListener("keydown", (event) => {
   if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) form.requestSubmit();
 });
 
-// Opened from a lab run's "explain this result": ask at once.
-if (new URLSearchParams(window.location.search).get("ask") === "explain" && !turns.querySelector(".turn")) {
-  ask("Explain this result: what do these numbers show, and why?");
+// Opened with a question typed on /teacher/, or from a lab run's "explain this result": ask at once.
+if (!turns.querySelector(".turn")) {
+  if (root.dataset.firstQuestion) ask(root.dataset.firstQuestion);
+  else if (new URLSearchParams(window.location.search).get("ask") === "explain") {
+    ask("Explain this result: what do these numbers show, and why?");
+  }
 }
