@@ -204,6 +204,8 @@ def labs(request):
     from labs.models import LabRun
 
     target = services.target_device()
+    workers = services.lab_workers()
+    online = services.online_kinds(workers)
     experiments = services.catalog_for(target)
     for exp in experiments:
         exp["prediction"] = services.PREDICTIONS.get(exp["id"], "")
@@ -217,6 +219,9 @@ def labs(request):
         {
             "experiments": experiments,
             "target": target,
+            "device_kinds": [
+                {"kind": k, "online": k == "any" or k in online} for k in services.requestable_kinds(workers)
+            ],
             "max_active": services.MAX_ACTIVE_RUNS,
             "course_slug": course.slug if course else "",
             "runs": LabRun.objects.filter(user=request.user)[:30],
