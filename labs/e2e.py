@@ -215,8 +215,9 @@ def database_url() -> str:
     db = settings.DATABASES["default"]
     if db["ENGINE"].endswith("sqlite3"):
         return f"sqlite:///{Path(db['NAME']).resolve()}"
-    if os.environ.get("DATABASE_URL"):
-        return os.environ["DATABASE_URL"]
+    env_url = os.environ.get("DATABASE_URL", "")
+    if env_url and env_url.split("?")[0].rstrip("/").rsplit("/", 1)[-1] == db["NAME"]:
+        return env_url  # as given, options and all
     auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
     return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
