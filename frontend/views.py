@@ -265,3 +265,13 @@ def lab_explain(request, pk: int):
         user=request.user, lab_run_id=run.pk, title=f"Explain my {run.experiment} run #{run.pk}"
     )
     return redirect(f"{reverse('teacher-chat', args=[conversation.pk])}?ask=explain")
+
+
+@login_required
+def staff_fleet(request):
+    """Operators' view of the GPU fleet: workers, their device, the run each is on, and the queues. Staff only."""
+    if not request.user.is_staff:
+        raise Http404("No such page.")
+    from labs.fleet import fleet_overview
+
+    return render(request, "frontend/staff_fleet.html", {"fleet": fleet_overview()})

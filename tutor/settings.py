@@ -256,6 +256,8 @@ LABS_WARM_UP = env_choice("LABS_WARM_UP", "auto", ("auto", "true", "false"))
 LABS_WARM_UP_EXPERIMENTS = env_list("LABS_WARM_UP_EXPERIMENTS", [])
 # /metrics for Prometheus: staff, or a scraper sending `Authorization: Bearer <METRICS_TOKEN>`.
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+# Flower, reached by the web process only and shown to staff at /staff/flower/ (tutor/flower_proxy.py).
+FLOWER_URL = env_str("FLOWER_URL", "")
 
 # --- LLM teacher --------------------------------------------------------------------------------
 # Empty LLM_BASE_URL means the embedded course-notes mode: no model server is used.
