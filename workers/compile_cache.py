@@ -2,7 +2,7 @@
 
 Both libraries read their cache folder from the environment once, when torch or triton is first
 imported, so this runs when the Celery app is loaded, before any task imports torch. A variable
-already set (by an operator, or the compose file) wins.
+already set to a folder (by an operator) wins over COMPILE_CACHE_DIR.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ def configure_compile_caches(root: Path) -> dict[str, str]:
         print("compile caches: torch was imported before the cache folders were set", file=sys.stderr)
     chosen = {}
     for variable, sub in CACHE_VARIABLES.items():
-        folder = os.environ.setdefault(variable, str(root / sub))
+        folder = os.environ.get(variable) or str(root / sub)  # set and not empty: the operator's choice
+        os.environ[variable] = folder
         Path(folder).mkdir(parents=True, exist_ok=True)
         chosen[variable] = folder
     return chosen

@@ -19,6 +19,7 @@ import subprocess
 # both). A GPU none of these match gets a kind from its model number ("NVIDIA A100-SXM4-80GB" ->
 # "a100"), so a new kind needs no code: its workers announce it and learners can ask for it.
 KNOWN_KINDS: tuple[tuple[str, str], ...] = (("h200", "H200"), ("h100", "H100"))
+MODEL_PATTERN = re.compile(r"\b([A-Z]{1,3})?[\s-]?(\d{1,4}[A-Za-z]?)\b")  # "A100", "L4", "RTX 4090"
 KIND_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 ANY = "any"
 
@@ -33,8 +34,8 @@ def device_kind(name: str, kind: str = "cuda") -> str:
     for slug, needle in KNOWN_KINDS:
         if needle.lower() in name.lower():
             return slug
-    model = re.search(r"\b([A-Z]{1,3}\d{1,4}[A-Za-z]?)\b", name.replace("NVIDIA", ""))
-    return model.group(1).lower() if model else "gpu"
+    model = MODEL_PATTERN.search(re.sub(r"\b(NVIDIA|GeForce|Tesla|Quadro)\b", " ", name))
+    return "".join(model.groups(default="")).lower() if model else "gpu"
 
 
 def describe_device() -> dict[str, object]:

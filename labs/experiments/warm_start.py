@@ -68,6 +68,8 @@ def _child(experiments: list[str], warm_first: bool) -> dict:
 
 
 def _spawn(experiments: list[str], cache: Path, *, warm_first: bool) -> dict:
+    for sub in ("inductor", "triton", "labs"):
+        (cache / sub).mkdir(parents=True, exist_ok=True)
     env = {
         **os.environ,
         "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
