@@ -69,7 +69,11 @@ def sweep(chains=CHAINS, size: tuple[int, int] = (16384, 8192), dtype: str = "bf
             candidates.append(current[chain_name])
         for cfg in candidates:
             launch = launchers[chain_name](cfg)
-            t = measure(lambda launch=launch, c=chain, i=inputs: c.triton(*i, config=launch), device, rep_ms=100)
+            try:
+                t = measure(lambda launch=launch, c=chain, i=inputs: c.triton(*i, config=launch), device, rep_ms=100)
+            except Exception as exc:  # noqa: BLE001 - e.g. out of registers or shared memory: say so, go on
+                print(f"{chain_name} {cfg}: skipped, {type(exc).__name__}: {str(exc)[:120]}", file=sys.stderr)
+                continue
             gbps = nbytes / (t.median_ms * 1e-3) / 1e9
             row = {
                 "chain": chain_name,
