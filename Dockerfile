@@ -11,7 +11,7 @@ COPY labs labs
 COPY workers workers
 COPY frontend frontend
 COPY manage.py Procfile ./
-RUN pip install --no-cache-dir --extra-index-url https://download.pytorch.org/whl/cpu ".[labs]" \
+RUN pip install --no-cache-dir --extra-index-url https://download.pytorch.org/whl/cpu ".[labs,ops]" \
  && DEBUG=true SECRET_KEY=build-only-key-not-used-at-runtime-0123456789abcdefghij python manage.py collectstatic --no-input
 RUN useradd --system --home /var/lib/tilewise tilewise && mkdir -p /var/lib/tilewise \
  && chown tilewise /var/lib/tilewise

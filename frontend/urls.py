@@ -14,6 +14,7 @@ urlpatterns = [
     path("settings/optimize/", views.optimize, name="optimize"),
     path("settings/reset-parameters/", views.reset_parameters, name="reset-parameters"),
     path("labs/", views.labs, name="labs"),
+    path("staff/fleet/", views.staff_fleet, name="staff-fleet"),
     path("labs/runs/<int:pk>/", views.lab_run, name="lab-run"),
     path("labs/runs/<int:pk>/artifacts/<str:name>", views.lab_artifact, name="lab-artifact"),
     path("labs/runs/<int:pk>/explain/", views.lab_explain, name="lab-explain"),

@@ -230,6 +230,8 @@ def labs(request):
     from labs.models import LabRun
 
     target = services.target_device()
+    workers = services.lab_workers()
+    online = services.online_kinds(workers)
     experiments = services.catalog_for(target)
     for exp in experiments:
         exp["prediction"] = services.PREDICTIONS.get(exp["id"], "")
@@ -243,6 +245,9 @@ def labs(request):
         {
             "experiments": experiments,
             "target": target,
+            "device_kinds": [
+                {"kind": k, "online": k == "any" or k in online} for k in services.requestable_kinds(workers)
+            ],
             "max_active": services.MAX_ACTIVE_RUNS,
             "course_slug": course.slug if course else "",
             "runs": LabRun.objects.filter(user=request.user)[:30],
@@ -286,3 +291,13 @@ def lab_explain(request, pk: int):
         user=request.user, lab_run_id=run.pk, title=f"Explain my {run.experiment} run #{run.pk}"
     )
     return redirect(f"{reverse('teacher-chat', args=[conversation.pk])}?ask=explain")
+
+
+@login_required
+def staff_fleet(request):
+    """Operators' view of the GPU fleet: workers, their device, the run each is on, and the queues. Staff only."""
+    if not request.user.is_staff:
+        raise Http404("No such page.")
+    from labs.fleet import fleet_overview
+
+    return render(request, "frontend/staff_fleet.html", {"fleet": fleet_overview()})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from django.urls import reverse
-from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action, api_view
 from rest_framework.request import Request
@@ -17,22 +17,42 @@ from labs.services import (
     cancel_run,
     catalog_for,
     headline_speedup,
+    online_kinds,
     reap_stale_runs,
     request_run,
+    requestable_kinds,
     roofline_for,
     target_device,
 )
 from tutor.errors import ErrorSerializer
+from workers.device import ANY
 
 
-@extend_schema(responses={200: serializers.DictField()})
+@extend_schema(
+    parameters=[
+        OpenApiParameter(
+            "device_kind", str, description='"any" (the default), or a kind such as h100 or h200', required=False
+        )
+    ],
+    responses={200: serializers.DictField(), 400: ErrorSerializer},
+)
 @api_view(["GET"])
 def experiments(request: Request) -> Response:
-    """The experiments, each with its typed, bounded parameters for the device a run would land on now."""
-    target = target_device()
+    """The experiments, each with its typed, bounded parameters for the device a run would land on now.
+
+    `device_kinds` lists what may be asked for; `online` the kinds with a live worker now. A kind that is
+    not online is a 400."""
+    target = target_device(str(request.query_params.get("device_kind", ANY))[:64])
     return Response(
         {
-            "target": {"kind": target.kind, "memory_bytes": target.memory_bytes, "detail": target.detail},
+            "target": {
+                "kind": target.kind,
+                "device_kind": target.device_kind,
+                "memory_bytes": target.memory_bytes,
+                "detail": target.detail,
+            },
+            "device_kinds": requestable_kinds(),
+            "online": sorted(online_kinds()),
             "experiments": catalog_for(target),
         }
     )
@@ -65,6 +85,8 @@ class LabRunSerializer(serializers.ModelSerializer):
             "phase",
             "predicted_speedup",
             "measured_speedup",
+            "device_kind",
+            "queue",
             "device",
             "versions",
             "result",
@@ -94,6 +116,7 @@ class RunRequestSerializer(serializers.Serializer):
     experiment = serializers.CharField(max_length=64)
     params = serializers.DictField(required=False, default=dict)
     predicted_speedup = serializers.FloatField(required=False, allow_null=True)
+    device_kind = serializers.CharField(required=False, default=ANY, max_length=32)
 
 
 def _param_field(f: dataclasses.Field) -> serializers.Field:
@@ -141,6 +164,12 @@ def _run_request_shapes() -> dict[str, type[serializers.Serializer]]:
                 "predicted_speedup": serializers.FloatField(
                     required=False, allow_null=True, min_value=0.01, max_value=10_000
                 ),
+                "device_kind": serializers.CharField(
+                    required=False,
+                    max_length=32,
+                    help_text='"any" (default), or a device kind such as h100 or h200; a kind with no live '
+                    "worker is refused (400) before anything is queued",
+                ),
             },
         )
     return shapes
@@ -170,7 +199,8 @@ class LabRunViewSet(viewsets.ReadOnlyModelViewSet):
         request=RUN_REQUEST_SCHEMA,
         responses={201: LabRunSerializer, 400: ErrorSerializer, 429: ErrorSerializer},
         description="Queue a run. Parameters are checked against the device it will land on (400 names the "
-        "field); with 3 runs queued or running, another is refused (429).",
+        "field); a device_kind with no live worker is refused (400, field device_kind); with 3 runs queued or "
+        "running, another is refused (429).",
     )
     def create(self, request):
         data = RunRequestSerializer(data=request.data)

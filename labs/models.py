@@ -27,6 +27,10 @@ class LabRun(models.Model):
     progress = models.PositiveSmallIntegerField(default=0)
     phase = models.CharField(max_length=200, blank=True)
     predicted_speedup = models.FloatField(null=True, blank=True)
+    device_kind = models.CharField(
+        max_length=32, default="any", help_text='The kind of device asked for: "h100", "h200", ... or "any".'
+    )
+    queue = models.CharField(max_length=64, blank=True, help_text="The queue the run was sent to.")
     device = models.JSONField(null=True, blank=True)
     versions = models.JSONField(null=True, blank=True)
     result = models.JSONField(null=True, blank=True)

@@ -7,6 +7,7 @@ classes (torch-free), and experiments run only inside Celery workers.
 from __future__ import annotations
 
 import json
+import socket
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -21,8 +22,9 @@ from tutor.errors import DomainError
 from tutor.review.services import lock_learner
 from tutor.review.study_sessions import touch_session
 from workers.app import app
+from workers.device import ANY, KIND_PATTERN, KNOWN_KINDS
 from workers.heartbeat import live_workers
-from workers.queues import GPU, send_on_commit
+from workers.queues import GPU, gpu_queue, is_gpu_queue, queue_depth, send_on_commit
 
 MAX_ACTIVE_RUNS = 3
 # What a learner predicts before a run, for the experiments that measure a speedup.
@@ -40,22 +42,87 @@ class Target:
     kind: str  # "cuda" or "cpu": the device the run will most likely get
     memory_bytes: int | None
     detail: str
+    queue: str = GPU  # where the run is sent: "gpu.<device kind>", or "gpu" while no lab worker is online
+    device_kind: str = ANY  # the device kind it goes to ("any" only while no lab worker is online)
 
 
-def target_device() -> Target:
-    """Which device a run queued now will land on, from the live workers' heartbeats."""
-
+def lab_workers() -> list[dict]:
+    """Live workers that take lab runs (the "gpu" queue), each with its device kind."""
     try:
-        workers = [w for w in live_workers() if "gpu" in w["queues"]]
-    except Exception:
-        workers = []
+        return [w for w in live_workers() if any(is_gpu_queue(q) for q in w["queues"])]
+    except Exception:  # broker down: nobody is known to be online
+        return []
+
+
+def online_kinds(workers: list[dict] | None = None) -> dict[str, list[dict]]:
+    """Device kind -> its live lab workers."""
+    kinds: dict[str, list[dict]] = {}
+    for w in lab_workers() if workers is None else workers:
+        kinds.setdefault(str(w["device"].get("device_kind") or w["device"].get("kind")), []).append(w)
+    return kinds
+
+
+def requestable_kinds(workers: list[dict] | None = None) -> list[str]:
+    """What a learner may pick: "any", the kinds online now, and the well-known GPU kinds (refused while offline)."""
+    online = online_kinds(workers)
+    return [ANY, *sorted(set(online) | {slug for slug, _ in KNOWN_KINDS})]
+
+
+def target_device(device_kind: str = ANY) -> Target:
+    """Where a run asked for `device_kind` goes now, from the live workers' heartbeats.
+
+    A kind with no live worker is refused (DomainError, 400) before anything is queued. "any" picks an
+    online kind, preferring one with an idle worker, then the shortest queue; with no lab worker online
+    at all the run waits on the shared "gpu" queue for the first worker that starts.
+    """
+    device_kind = (device_kind or ANY).strip().lower()
+    if device_kind != ANY and not KIND_PATTERN.match(device_kind):
+        raise DomainError("Ask for a device kind such as h100, h200 or any.", "device_kind")
+    kinds = online_kinds()
+    if not kinds:
+        if device_kind != ANY:
+            raise DomainError(_offline_message(device_kind, kinds), "device_kind")
+        return Target("cpu", None, "no worker is online: the run waits in the queue until one starts")
+    if device_kind == ANY:
+        device_kind = _least_loaded(kinds)
+    elif device_kind not in kinds:
+        raise DomainError(_offline_message(device_kind, kinds), "device_kind")
+    workers = kinds[device_kind]
+    queue = gpu_queue(device_kind)
     gpus = [w for w in workers if w["device"].get("kind") == "cuda"]
     if gpus:
         memory = min((w["device"].get("memory_bytes") or 0) for w in gpus) or None
-        return Target("cuda", memory, f"GPU worker: {gpus[0]['device'].get('name')}")
-    if workers:
-        return Target("cpu", None, "no GPU worker online: the CPU worker runs it (results say CPU)")
-    return Target("cpu", None, "no worker is online: the run waits in the queue until one starts")
+        name = gpus[0]["device"].get("name")
+        return Target("cuda", memory, f"{len(gpus)} {name} GPU worker(s) ({device_kind})", queue, device_kind)
+    return Target(
+        "cpu",
+        None,
+        f"no GPU worker online: the CPU worker runs it (results say CPU) ({device_kind})",
+        queue,
+        device_kind,
+    )
+
+
+def _least_loaded(kinds: dict[str, list[dict]]) -> str:
+    """The online kind with an idle worker, else the fewest runs waiting per worker (ties: by name)."""
+    from tutor.redis_client import get_redis
+
+    def load(kind: str) -> tuple:
+        idle = sum(1 for w in kinds[kind] if w.get("state") == "idle")
+        try:
+            waiting = queue_depth(get_redis(), gpu_queue(kind))
+        except Exception:
+            waiting = 0
+        return (idle == 0, waiting / len(kinds[kind]), -idle, kind)
+
+    return min(kinds, key=load)
+
+
+def _offline_message(kind: str, kinds: dict[str, list[dict]]) -> str:
+    online = ", ".join(sorted(kinds)) or "none"
+    return (
+        f"No {kind} worker is online, so the run was not queued. Online now: {online}. Ask for one of those or for any."
+    )
 
 
 def catalog_for(target: Target) -> list[dict]:
@@ -65,7 +132,12 @@ def catalog_for(target: Target) -> list[dict]:
 
 
 def request_run(
-    *, user, experiment: str, params: dict[str, Any] | None = None, predicted_speedup: float | None = None
+    *,
+    user,
+    experiment: str,
+    params: dict[str, Any] | None = None,
+    predicted_speedup: float | None = None,
+    device_kind: str = ANY,
 ) -> LabRun:
     from labs.experiments.catalog import validate_params
     from labs.experiments.params import ParamError
@@ -75,7 +147,7 @@ def request_run(
         raise DomainError("Predict a speedup between 0.01x and 10000x.", "predicted_speedup")
     if params is not None and not isinstance(params, dict):
         raise DomainError("Parameters must be an object of name: value.", "params")
-    target = target_device()
+    target = target_device(device_kind)  # a kind that is not online is refused here, before queueing
     try:
         parsed = validate_params(
             experiment, params or {}, device_kind=target.kind, device_memory_bytes=target.memory_bytes
@@ -91,6 +163,8 @@ def request_run(
             experiment=experiment,
             params=parsed.to_dict(),
             predicted_speedup=predicted_speedup,
+            device_kind=(device_kind or ANY).strip().lower(),
+            queue=target.queue,
             phase=f"queued ({target.detail})",
         )
     enqueue(run)
@@ -121,7 +195,7 @@ def enqueue(run: LabRun) -> None:
         )
         run.refresh_from_db()
 
-    send_on_commit(run_lab_task, args=[run.pk], queue=GPU, on_sent=sent, on_broker_down=keep_request)
+    send_on_commit(run_lab_task, args=[run.pk], queue=run.queue or GPU, on_sent=sent, on_broker_down=keep_request)
 
 
 def cancel_run(*, user, run_id: int) -> LabRun:
@@ -164,6 +238,42 @@ def execute_run(run_id: int, *, task_id: str, worker: str) -> LabRun | None:
         raise
     _finish(run, result)
     return run
+
+
+def warm_up_list() -> list[str]:
+    """The experiments a starting worker warms: LABS_WARM_UP_EXPERIMENTS, or the whole catalog."""
+    from django.conf import settings
+
+    from labs.experiments.catalog import CATALOG
+
+    chosen = [e for e in settings.LABS_WARM_UP_EXPERIMENTS if e in CATALOG]
+    return chosen or list(CATALOG)
+
+
+def warm_up_experiments(experiments: list[str]) -> dict[str, object]:
+    """Run each experiment once with its defaults, in this process; {id: seconds or the error}.
+
+    At the defaults, not at a small size: torch.compile specializes its kernels to each shape
+    (the labs compile with dynamic=False), so only the default shapes fill the caches that a
+    learner's default run then reads. A failure is logged and skipped: it is the run's to report.
+    """
+    import logging
+
+    from django.conf import settings
+
+    from labs.experiments.runner import run_experiment
+
+    log = logging.getLogger("labs.warm_up")
+    took: dict[str, object] = {}
+    for experiment in experiments:
+        started = time.monotonic()
+        try:
+            run_experiment(experiment, {}, cpu_threads=settings.LABS_CPU_THREADS, cache_dir=settings.LABS_CACHE_DIR)
+            took[experiment] = round(time.monotonic() - started, 2)
+        except Exception as exc:  # noqa: BLE001 - a warm-up never stops the worker
+            took[experiment] = explain_failure(exc)
+        log.warning("warm-up %s: %s", experiment, took[experiment])
+    return took
 
 
 def _run_experiment(run: LabRun) -> dict:
@@ -217,7 +327,7 @@ def _finish(run: LabRun, result: dict) -> None:
         )
     LabRun.objects.filter(pk=run.pk).update(
         result=result,
-        device=result.get("device"),
+        device=_with_worker(result.get("device"), run.worker),
         versions=result.get("versions"),
         status=LabRun.Status.DONE,
         progress=100,
@@ -225,6 +335,18 @@ def _finish(run: LabRun, result: dict) -> None:
         finished_at=timezone.now(),
     )
     run.refresh_from_db()
+
+
+def _with_worker(device: dict | None, worker: str) -> dict | None:
+    """The run's device as the experiment saw it, plus which worker and host ran it.
+
+    A worker pinned with CUDA_VISIBLE_DEVICES sees its GPU as index 0 whichever physical GPU it is:
+    the record tells them apart by the GPU's UUID and PCI bus id (labs.experiments.device) and by
+    the worker's Celery hostname and the machine's host name.
+    """
+    if device is None:
+        return None
+    return {**device, "worker": worker, "host": socket.gethostname()}
 
 
 def _device_name(device: dict | None) -> str:

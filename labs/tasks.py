@@ -1,9 +1,12 @@
 """Celery tasks of the labs: thin wrappers over labs.services, found by autodiscovery."""
 
 from celery.signals import worker_ready
+from celery.utils import worker_direct
 from django.conf import settings
 
 from workers.app import app
+from workers.heartbeat import set_warming, this_worker
+from workers.queues import is_gpu_queue
 
 
 @app.task(
@@ -31,3 +34,33 @@ def _reap_runs_left_by_a_dead_worker(**kwargs) -> None:
         reap_stale_runs()
     except Exception:  # never stop a worker from starting over this
         pass
+
+
+@app.task(name="labs.warm_up", bind=True, soft_time_limit=settings.LAB_SOFT_TIME_LIMIT * 4)
+def warm_up(self, experiments: list[str]) -> dict[str, object]:
+    """Run each experiment once at its defaults on this worker, so that later runs find every kernel compiled."""
+    from labs.services import warm_up_experiments
+
+    try:
+        return warm_up_experiments(experiments)
+    finally:
+        set_warming(self.request.hostname or "", False)
+
+
+@worker_ready.connect
+def _warm_up_at_start(sender=None, **kwargs) -> None:
+    """A lab worker sends itself the warm-up (to its own queue): runs sent meanwhile queue behind it."""
+    worker = this_worker()
+    if not worker or not any(is_gpu_queue(q) for q in worker["queues"]):
+        return
+    on_gpu = worker["device"].get("kind") == "cuda"
+    if settings.LABS_WARM_UP == "false" or (settings.LABS_WARM_UP == "auto" and not on_gpu):
+        return
+    from labs.services import warm_up_list
+
+    hostname = str(worker["hostname"])
+    try:
+        set_warming(hostname, True)
+        warm_up.apply_async(args=[warm_up_list()], queue=worker_direct(hostname))
+    except Exception:  # never stop a worker from starting over this
+        set_warming(hostname, False)

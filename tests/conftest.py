@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -38,47 +39,33 @@ def wait_for_worker(hostname: str, timeout: float = 60.0) -> dict:
     raise TimeoutError(f"worker {hostname} did not come up within {timeout}s")
 
 
-@pytest.fixture
-def celery_worker_process(transactional_db, tmp_path):
-    """A real `celery worker` process on the real broker, consuming both queues."""
-    hostname = f"test-{uuid.uuid4().hex[:8]}@localhost"
-    env = {
+@contextlib.contextmanager
+def running_worker(
+    log_path: Path, *, queues: str = "default,gpu", env: dict[str, str] | None = None, name: str = "test"
+):
+    """A real `celery worker` process (solo pool) on the test broker and database, until the block ends."""
+    hostname = f"{name}-{uuid.uuid4().hex[:8]}@localhost"
+    child_env = {
         **os.environ,
         "DATABASE_URL": database_url_for_subprocess(),
         "REDIS_URL": os.environ["REDIS_URL"],
         "WORKER_HEARTBEAT_TTL": "6",
+        **(env or {}),
     }
-    log = open(tmp_path / "worker.log", "w")  # noqa: SIM115 - closed below
+    log = open(log_path, "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "workers.app",
-            "worker",
-            "--queues",
-            "default,gpu",
-            "--concurrency",
-            "1",
-            "--pool",
-            "solo",
-            "--hostname",
-            hostname,
-            "--loglevel",
-            "INFO",
-            "--without-mingle",
-            "--without-gossip",
-        ],
+        [sys.executable, "-m", "celery", "-A", "workers.app", "worker", "--queues", queues]
+        + ["--concurrency", "1", "--pool", "solo", "--hostname", hostname, "--loglevel", "INFO"]
+        + ["--without-mingle", "--without-gossip"],
         cwd=REPO,
-        env=env,
+        env=child_env,
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     try:
         info = wait_for_worker(hostname)
-        yield {"hostname": hostname, "process": proc, "info": info, "log": tmp_path / "worker.log"}
+        yield {"hostname": hostname, "process": proc, "info": info, "log": log_path}
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -88,6 +75,13 @@ def celery_worker_process(transactional_db, tmp_path):
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         log.close()
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db, tmp_path):
+    """A real `celery worker` process on the real broker, consuming both queues."""
+    with running_worker(tmp_path / "worker.log") as worker:
+        yield worker
 
 
 @pytest.fixture

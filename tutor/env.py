@@ -29,6 +29,14 @@ def env_str(name: str, default: str) -> str:
     return os.environ.get(name, default)
 
 
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    """One of `choices` (case-insensitive); unset or empty means `default`."""
+    value = (os.environ.get(name) or default).strip().lower()
+    if value not in choices:
+        raise EnvError(name, f"expected one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
 def env_bool(name: str, default: bool) -> bool:
     raw = os.environ.get(name)
     if raw is None:

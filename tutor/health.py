@@ -46,7 +46,14 @@ def check_workers(broker_ok: bool) -> dict[str, Any]:
     except Exception as exc:
         return {"ok": False, "count": 0, "workers": [], "error": _one_line(exc)}
     listed = [
-        {"hostname": w["hostname"], "queues": w["queues"], "device": w["device"], "concurrency": w["concurrency"]}
+        {
+            "hostname": w["hostname"],
+            "queues": w["queues"],
+            "device": w["device"],
+            "concurrency": w["concurrency"],
+            "state": w.get("state", "idle"),  # warming (compile caches filling), busy or idle
+            "current": w.get("current"),
+        }
         for w in workers
     ]
     result: dict[str, Any] = {"ok": bool(listed), "count": len(listed), "workers": listed}
@@ -91,6 +98,18 @@ def service_health() -> dict[str, Any]:
     gpu_workers = [
         w["hostname"] for w in workers["workers"] if w["device"].get("kind") == "cuda" and "gpu" in w["queues"]
     ]
+    devices = [
+        {
+            "hostname": w["hostname"],
+            "device_kind": w["device"].get("device_kind"),
+            "name": w["device"].get("name"),
+            "uuid": w["device"].get("uuid"),
+            "pci_bus_id": w["device"].get("pci_bus_id"),
+            "state": w["state"],
+        }
+        for w in workers["workers"]
+        if w["hostname"] in gpu_workers
+    ]
     core_ok = database["ok"] and broker["ok"]
     return {
         "status": "ok" if core_ok else "down",
@@ -100,6 +119,7 @@ def service_health() -> dict[str, Any]:
         "gpu": {
             "present": bool(gpu_workers),
             "workers": gpu_workers,
+            "devices": devices,
             "detail": "GPU worker online" if gpu_workers else "no GPU worker: labs run on the CPU worker and say so",
         },
         "llm": check_llm(),

@@ -13,6 +13,7 @@ from csp.constants import NONE, SELF, UNSAFE_HASHES
 
 from tutor.env import (
     env_bool,
+    env_choice,
     env_database,
     env_dir,
     env_float,
@@ -231,6 +232,11 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_RESULT_EXPIRES = 24 * 3600
+# Each worker also consumes its own queue ("<hostname>.dq2"): a worker sends its warm-up there.
+CELERY_WORKER_DIRECT = True
+# Task events for Flower and `celery events`: sent, started, succeeded, failed, per worker.
+CELERY_WORKER_SEND_TASK_EVENTS = True
+CELERY_TASK_SEND_SENT_EVENT = True
 # A task not acknowledged within this many seconds is redelivered; longer than the longest lab.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
 # A lab run is stopped (and reported) after this many seconds.
@@ -242,6 +248,16 @@ LABS_CPU_THREADS = env_int("LABS_CPU_THREADS", 1, minimum=1, maximum=1024)
 LABS_CACHE_DIR = env_dir("LABS_CACHE_DIR", None)
 # Seconds a worker heartbeat stays valid in Redis (see workers/heartbeat.py).
 WORKER_HEARTBEAT_TTL = env_int("WORKER_HEARTBEAT_TTL", 15, minimum=3)
+# Inductor's and Triton's compiled kernels (workers/compile_cache.py): kept across worker restarts.
+COMPILE_CACHE_DIR = env_dir("COMPILE_CACHE_DIR", VAR_DIR / "cache")
+# Warm the default experiments when a lab worker starts: "auto" on GPU workers only, or true/false.
+LABS_WARM_UP = env_choice("LABS_WARM_UP", "auto", ("auto", "true", "false"))
+# Experiments the warm-up runs (empty: every experiment that compiles something).
+LABS_WARM_UP_EXPERIMENTS = env_list("LABS_WARM_UP_EXPERIMENTS", [])
+# /metrics for Prometheus: staff, or a scraper sending `Authorization: Bearer <METRICS_TOKEN>`.
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+# Flower, reached by the web process only and shown to staff at /staff/flower/ (tutor/flower_proxy.py).
+FLOWER_URL = env_str("FLOWER_URL", "")
 
 # --- LLM teacher --------------------------------------------------------------------------------
 # Empty LLM_BASE_URL means the embedded course-notes mode: no model server is used.

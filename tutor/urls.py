@@ -4,7 +4,9 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from labs.metrics import metrics
 from tutor import views
+from tutor.flower_proxy import flower
 
 api_urls = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -21,6 +23,9 @@ api_urls = [
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
+    path("metrics", metrics, name="metrics"),
+    path("staff/flower/", flower, name="flower"),
+    path("staff/flower/<path:path>", flower),
     path("admin/", admin.site.urls),
     path("api/", include(api_urls)),
     path("api/", include("tutor.accounts.urls")),

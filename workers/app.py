@@ -6,11 +6,14 @@ enqueue through them with `workers.queues.send`; workers/ itself imports no app.
 
 from celery import Celery
 from django.apps import apps as django_apps
+from django.conf import settings
 
 from tutor.startup import load_settings_or_exit
+from workers.compile_cache import configure_compile_caches
 from workers.queues import ALL, DEFAULT
 
 load_settings_or_exit()
+configure_compile_caches(settings.COMPILE_CACHE_DIR)  # before any task imports torch
 
 app = Celery("tilewise")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -1,8 +1,11 @@
 """The queues, and the one way every app puts a task on them.
 
 "default" takes CPU work (grading, optimization, CPU labs); "gpu" takes lab runs, one worker
-process per GPU. A task is sent once the caller's transaction commits, so a worker never looks
-for a row that is not there yet. A service must keep the learner's request when the broker cannot
+process per GPU. Every worker on "gpu" also takes "gpu.<device kind>" ("gpu.h100", "gpu.h200",
+"gpu.cpu"): runs asked for a kind go there, so they land only on that kind of device.
+
+A task is sent once the caller's transaction commits, so a worker never looks for a row that is
+not there yet. A service must keep the learner's request when the broker cannot
 be reached, so the broker's failure goes to the service's own fallback instead of raising.
 """
 
@@ -17,6 +20,37 @@ from kombu import Queue
 DEFAULT = "default"
 GPU = "gpu"
 ALL = (Queue(DEFAULT, routing_key=DEFAULT), Queue(GPU, routing_key=GPU))
+
+
+def gpu_queue(kind: str) -> str:
+    """The queue of one device kind's workers: "gpu.h100"."""
+    return f"{GPU}.{kind}"
+
+
+def is_gpu_queue(name: str) -> bool:
+    return name == GPU or name.startswith(GPU + ".")
+
+
+# kombu's Redis transport keeps a queue as a list under its name, and messages sent with a
+# priority in lists named "<queue>\x06\x16<priority>" (its default steps: 0, 3, 6, 9).
+PRIORITY_SUFFIXES = ("", "\x06\x163", "\x06\x166", "\x06\x169")
+
+
+def queue_depth(client, name: str) -> int:
+    """Messages waiting in queue `name` (not those a worker has taken)."""
+    pipe = client.pipeline()
+    for suffix in PRIORITY_SUFFIXES:
+        pipe.llen(name + suffix)
+    return sum(pipe.execute())
+
+
+def known_queues(client) -> list[str]:
+    """The queues that exist on the broker now (default, gpu and every gpu.<kind>), sorted."""
+    names = {DEFAULT, GPU}
+    for raw in client.scan_iter(match=GPU + ".*", count=200, _type="list"):
+        name = raw.decode() if isinstance(raw, bytes) else raw
+        names.add(name.split("\x06\x16")[0])
+    return sorted(names)
 
 
 def broker_unavailable(exc: BaseException, limit: int = 200) -> str:

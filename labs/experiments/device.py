@@ -43,6 +43,9 @@ class Device:
     l2_bytes: int | None = None
     cpu_cores: int | None = None
     torch_threads: int | None = None
+    # Which physical GPU: a process pinned with CUDA_VISIBLE_DEVICES sees any GPU as index 0.
+    uuid: str | None = None
+    pci_bus_id: str | None = None
 
     @property
     def torch_device(self) -> str:
@@ -54,9 +57,11 @@ class Device:
 
     def describe(self) -> str:
         if self.is_cuda:
+            where = f", {self.uuid}" if self.uuid else ""
+            where += f" at {self.pci_bus_id}" if self.pci_bus_id else ""
             return (
                 f"{self.name} (sm_{self.capability}, {self.sm_count} SMs, {human_bytes(self.memory_bytes)}, "
-                f"L2 {human_bytes(self.l2_bytes or 0)})"
+                f"L2 {human_bytes(self.l2_bytes or 0)}{where})"
             )
         return (
             f"CPU: {self.name} ({self.cpu_cores} cores, {human_bytes(self.memory_bytes)} RAM, "
@@ -116,7 +121,57 @@ def _cuda_device(index: int) -> Device:
         sm_count=p.multi_processor_count,
         capability=f"{p.major}{p.minor}",
         l2_bytes=getattr(p, "L2_cache_size", None),
+        **gpu_identity(p, index),
     )
+
+
+def gpu_identity(props, index: int) -> dict[str, str | None]:
+    """{"uuid": "GPU-...", "pci_bus_id": "00000000:18:00.0"} of the GPU torch calls `index`.
+
+    From torch's device properties where this torch has them (uuid since 2.0, the PCI ids since
+    2.5), else from nvidia-smi, whose rows are in CUDA_VISIBLE_DEVICES order only after selection.
+    """
+    uuid = getattr(props, "uuid", None)
+    uuid = f"GPU-{uuid}" if uuid is not None and not str(uuid).startswith("GPU-") else (str(uuid) if uuid else None)
+    bus = None
+    if all(hasattr(props, a) for a in ("pci_domain_id", "pci_bus_id", "pci_device_id")):
+        bus = f"{props.pci_domain_id:08X}:{props.pci_bus_id:02X}:{props.pci_device_id:02X}.0"
+    if uuid and bus:
+        return {"uuid": uuid, "pci_bus_id": bus}
+    smi = _nvidia_smi_identity(index)
+    return {"uuid": uuid or smi.get("uuid"), "pci_bus_id": bus or smi.get("pci_bus_id")}
+
+
+def _nvidia_smi_identity(index: int) -> dict[str, str]:
+    import shutil
+    import subprocess
+
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return {}
+    try:
+        out = subprocess.run(
+            [smi, "--query-gpu=uuid,pci.bus_id", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout
+    except (subprocess.SubprocessError, OSError):
+        return {}
+    rows = [[f.strip() for f in line.split(",")] for line in out.splitlines() if line.count(",") == 1]
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible:
+        order = []
+        for item in (v.strip() for v in visible.split(",")):
+            match = [r for i, r in enumerate(rows) if item == str(i) or r[0] == item or r[0] == f"GPU-{item}"]
+            if not match:
+                break
+            order.append(match[0])
+        rows = order
+    if index >= len(rows):
+        return {}
+    return {"uuid": rows[index][0], "pci_bus_id": rows[index][1]}
 
 
 def _cpu_device() -> Device:

@@ -17,6 +17,7 @@ runs in a child process that sets the variable before importing this module (see
 a worker that also launches real GPU kernels is never switched over by accident.
 """
 
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from .catalog import CHAINS, FusedParams  # torch-free: parameters, bounds, defa
 from .copy_roof import copy_roof
 from .correctness import compare
 from .device import DTYPES, Device, get_device, pinned_cpu_threads
+from .fused_configs import launch_table
 from .kernel_count import count_aten_ops, count_kernels
 from .params import ITEMSIZE
 from .result import Progress, ProgressFn, Result, new_result
@@ -167,32 +169,48 @@ def residual_layernorm_kernel(
 
 
 # %%
-# Launch configurations, chosen with `tuning_sweep` (NOTES.md has what they reached). Element-wise
-# kernels need many bytes in flight per SM to cover memory latency: a few 16-byte loads per thread
-# per input, and a grid of thousands of programs at the large sizes so that the last wave is a
-# small part.
-
-TILE = 4096
-
-
-def bias_gelu_config(n_rows: int, n_cols: int) -> tuple[int, int, int]:
-    # 8 x 512 tiles over 4 warps: 32 elements, four 16-byte loads of x per thread.
-    block_n = min(next_power_of_2(n_cols), 512)
-    block_m = min(max(1, TILE // block_n), next_power_of_2(n_rows))
-    return block_m, block_n, 4
+# Launch configurations, per device, from fused_configs.json (fused_tuning.py chooses them and
+# NOTES.md has what they reached). Element-wise kernels need many bytes in flight per SM to cover
+# memory latency: a few 16-byte loads per thread per input, and a grid of thousands of programs at
+# the large sizes so that the last wave is a small part. What is enough differs by device: the
+# H100's bias+GELU configuration reached 81% of the copy roof on an H200.
 
 
-def swiglu_config(n_elements: int) -> tuple[int, int]:
-    # 2048 elements over 8 warps: one 16-byte load per input per thread, many programs.
-    block = min(2048, next_power_of_2(n_elements))
-    return block, 8 if block >= 2048 else 4
+def bias_gelu_config(n_rows: int, n_cols: int, device_name: str | None = None, cfg: dict | None = None):
+    """(BLOCK_M, BLOCK_N, warps) for this shape from the device's table entry (or from `cfg`)."""
+    # H100: 8 x 512 tiles over 4 warps: 32 elements, four 16-byte loads of x per thread.
+    cfg = cfg or launch_table(device_name)["bias_gelu"]
+    block_n = min(next_power_of_2(n_cols), cfg["block_n"])
+    block_m = min(max(1, cfg["tile"] // block_n), next_power_of_2(n_rows))
+    return block_m, block_n, cfg["warps"]
 
 
-def layernorm_config(n_rows: int, n_cols: int) -> tuple[int, int, int]:
+def swiglu_config(n_elements: int, device_name: str | None = None, cfg: dict | None = None) -> tuple[int, int]:
+    # H100: 2048 elements over 8 warps: one 16-byte load per input per thread, many programs.
+    cfg = cfg or launch_table(device_name)["swiglu"]
+    block = min(cfg["block"], next_power_of_2(n_elements))
+    return block, cfg["warps"] if block >= cfg["block"] else 4
+
+
+def layernorm_config(n_rows: int, n_cols: int, device_name: str | None = None, cfg: dict | None = None):
+    cfg = cfg or launch_table(device_name)["residual_layernorm"]
     block_n = next_power_of_2(n_cols)
-    block_m = min(max(1, TILE // block_n), next_power_of_2(n_rows))
+    block_m = min(max(1, cfg["tile"] // block_n), next_power_of_2(n_rows))
     # Enough warps that a thread holds at most ~16 floats of each row: more would spill registers.
-    return block_m, block_n, min(16, max(4, block_m * block_n // 512))
+    warps = cfg["warps"] or min(16, max(4, block_m * block_n // 512))
+    return block_m, block_n, warps
+
+
+def _device_name(t: torch.Tensor) -> str | None:
+    """The GPU's name, which picks its row of the table (None on a CPU: the interpreter's default)."""
+    return (
+        _cuda_name(t.device.index if t.device.index is not None else torch.cuda.current_device()) if t.is_cuda else None
+    )
+
+
+@functools.cache
+def _cuda_name(index: int) -> str:
+    return torch.cuda.get_device_name(index)
 
 
 def bias_gelu_triton(
@@ -205,7 +223,7 @@ def bias_gelu_triton(
     assert x.is_contiguous() and bias.is_contiguous()
     n_rows, n_cols = x.shape
     out = torch.empty_like(x) if out is None else out
-    block_m, block_n, warps = config or bias_gelu_config(n_rows, n_cols)
+    block_m, block_n, warps = config or bias_gelu_config(n_rows, n_cols, _device_name(x))
     grid = (triton.cdiv(n_rows, block_m) * triton.cdiv(n_cols, block_n),)
     bias_gelu_kernel[grid](
         x,
@@ -228,7 +246,7 @@ def swiglu_triton(
     assert a.is_contiguous() and b.is_contiguous() and a.shape == b.shape
     out = torch.empty_like(a) if out is None else out
     n = a.numel()
-    block, warps = config or swiglu_config(n)
+    block, warps = config or swiglu_config(n, _device_name(a))
     swiglu_kernel[(triton.cdiv(n, block),)](a, b, out, n, BLOCK=block, num_warps=warps)
     return out
 
@@ -245,7 +263,7 @@ def residual_layernorm_triton(
     assert x.is_contiguous() and residual.is_contiguous()
     n_rows, n_cols = x.shape
     out = torch.empty_like(x) if out is None else out
-    block_m, block_n, warps = config or layernorm_config(n_rows, n_cols)
+    block_m, block_n, warps = config or layernorm_config(n_rows, n_cols, _device_name(x))
     residual_layernorm_kernel[(triton.cdiv(n_rows, block_m),)](
         x, residual, weight, bias, out, n_rows, n_cols, eps, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps
     )
@@ -520,53 +538,6 @@ def _triton_correctness_only(params: FusedParams, device: Device, result: Result
         "Triton kernels ran under TRITON_INTERPRET=1 (NumPy on the CPU, in a child process so this "
         "one's kernels stay compiled): correctness only, their time says nothing about speed"
     )
-
-
-def tuning_sweep(device: Device, sizes=((16384, 8192),), dtype: str = "bfloat16") -> list[dict]:
-    """Time each kernel over a grid of launch configurations (for choosing the defaults above)."""
-    rows_out = []
-    roof = copy_roof(device)
-    for rows, cols in sizes:
-        candidates = {
-            "bias_gelu": [
-                (bm, bn, w)
-                for bn in (512, 1024, 2048)
-                for tile in (2048, 4096, 8192, 16384)
-                for w in (4, 8, 16)
-                for bm in [max(1, tile // bn)]
-            ],
-            "swiglu": [(blk, w) for blk in (1024, 2048, 4096, 8192, 16384) for w in (4, 8, 16)],
-            "residual_layernorm": [
-                (bm, next_power_of_2(cols), w)
-                for bm in (1, 2, 4)
-                for w in (4, 8, 16, 32)
-                if bm * next_power_of_2(cols) <= 32768
-            ],
-        }
-        for chain_name, configs in candidates.items():
-            chain = CHAIN_TABLE[chain_name]
-            inputs = make_inputs(chain_name, rows, cols, DTYPES[dtype], device.torch_device, seed=7)
-            nbytes = chain.min_bytes(rows, cols, ITEMSIZE[dtype])
-            # bias+GELU also with libdevice's erf, to show what the cheaper erf buys.
-            kwargs_list = [{}, {"libdevice_erf": True}] if chain_name == "bias_gelu" else [{}]
-            for cfg in configs:
-                for kw in kwargs_list:
-                    t = measure(
-                        lambda cfg=cfg, c=chain, i=inputs, kw=kw: c.triton(*i, config=cfg, **kw), device, rep_ms=100
-                    )
-                    gbps = nbytes / (t.median_ms * 1e-3) / 1e9
-                    rows_out.append(
-                        {
-                            "chain": chain_name,
-                            "size": f"{rows}x{cols}",
-                            "config": cfg,
-                            **kw,
-                            "median_ms": t.median_ms,
-                            "gbps": gbps,
-                            "pct_of_copy": 100 * gbps / roof.gbps,
-                        }
-                    )
-    return rows_out
 
 
 COLUMNS = (

@@ -16,7 +16,7 @@ def compose():
 
 
 def test_compose_has_every_service(compose):
-    assert set(compose["services"]) == {"postgres", "redis", "web", "worker", "gpu-worker", "llm"}
+    assert set(compose["services"]) == {"postgres", "redis", "web", "worker", "gpu-worker", "flower", "llm"}
 
 
 def test_every_service_has_a_healthcheck(compose):
@@ -41,6 +41,20 @@ def test_gpu_worker_runs_one_job_at_a_time_on_a_reserved_gpu(compose):
     assert argv[argv.index("--prefetch-multiplier") + 1] == "1"
     devices = service["deploy"]["resources"]["reservations"]["devices"]
     assert devices[0]["driver"] == "nvidia" and devices[0]["capabilities"] == ["gpu"]
+
+
+def test_gpu_worker_keeps_its_compile_caches_in_a_volume(compose):
+    service = compose["services"]["gpu-worker"]
+    assert service["environment"]["COMPILE_CACHE_DIR"] == "/var/lib/tilewise/cache"
+    assert "compilecache:/var/lib/tilewise/cache" in service["volumes"]
+    assert "compilecache" in compose["volumes"]
+
+
+def test_flower_publishes_no_port_and_is_served_behind_the_admin_login(compose):
+    flower = compose["services"]["flower"]
+    assert "ports" not in flower
+    assert "--url_prefix=staff/flower" in flower["command"]
+    assert compose["services"]["web"]["environment"]["FLOWER_URL"] == "http://flower:5555"
 
 
 def test_cpu_worker_takes_the_default_queue_only(compose):

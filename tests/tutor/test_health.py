@@ -54,12 +54,15 @@ def test_status_page_shows_each_part(client):
         assert part in html
 
 
-def test_healthz_lists_a_live_worker_with_queues_and_device(staff_client, celery_worker_process):
+def test_healthz_lists_a_live_worker_with_queues_device_and_state(staff_client, celery_worker_process):
     body = staff_client.get("/healthz").json()
     mine = [w for w in body["workers"]["workers"] if w["hostname"] == celery_worker_process["hostname"]]
     assert mine, body["workers"]
-    assert mine[0]["queues"] == ["default", "gpu"]
+    kind = mine[0]["device"]["device_kind"]
+    assert mine[0]["queues"] == ["default", "gpu", f"gpu.{kind}"]  # its device kind's queue, added at start-up
     assert mine[0]["device"]["kind"] in {"cpu", "cuda"}
+    assert {"uuid", "pci_bus_id"} <= set(mine[0]["device"])
+    assert mine[0]["state"] == "idle" and mine[0]["current"] is None
     assert body["workers"]["ok"] is True
 
 

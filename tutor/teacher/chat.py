@@ -95,8 +95,8 @@ def hint_mode_for(conversation: Conversation) -> bool:
     ).exists()
 
 
-def lab_offer(plan: Plan) -> dict | None:
-    """A lab that shows what the answer teaches, for a one-click run ("see it on a GPU")."""
+def lab_offer(plan: Plan, device_kind: str = "any") -> dict | None:
+    """A lab that shows what the answer teaches, for a one-click run ("see it on a GPU") on `device_kind`."""
     from labs.experiments.catalog import CATALOG
     from quizzes.models import Section
 
@@ -108,7 +108,7 @@ def lab_offer(plan: Plan) -> dict | None:
             )
     for lab_id in candidates:
         if lab_id in CATALOG:
-            return {"experiment": lab_id, "title": CATALOG[lab_id].title}
+            return {"experiment": lab_id, "title": CATALOG[lab_id].title, "device_kind": device_kind}
     return None
 
 

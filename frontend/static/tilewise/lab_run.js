@@ -69,7 +69,8 @@ function renderResult(run) {
   $("measured-label").textContent = m ? `best measured speedup vs ${m.baseline}` : "no speedup measured";
   $("predicted").textContent = run.predicted_speedup ? `${run.predicted_speedup}×` : "none";
   $("figures").hidden = !m && !run.predicted_speedup;  // e.g. a trace: nothing to compare
-  $("device").textContent = `Device: ${r.device.description || r.device.name} · versions: ` +
+  const ran = run.device && run.device.worker ? ` · worker ${run.device.worker} on ${run.device.host}` : "";
+  $("device").textContent = `Device: ${r.device.description || r.device.name}${ran} · versions: ` +
     Object.entries(r.versions).filter(([, v]) => v).map(([k, v]) => `${k} ${v}`).join(", ");
   $("method").textContent = `Method: ${r.method}`;
   $("notes").replaceChildren(...(r.notes || []).map((n) => Object.assign(document.createElement("li"), { textContent: n })));

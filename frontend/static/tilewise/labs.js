@@ -14,9 +14,10 @@ for (const form of root.querySelectorAll("form.lab-form")) {
     }
     const predictInput = form.querySelector("input[name=predicted_speedup]");
     const predicted = predictInput ? predictInput.value : "";
+    const deviceKind = form.querySelector("select[name=device_kind]").value;
     try {
       const run = await api(root.dataset.runsUrl, { method: "POST", body: {
-        experiment: form.dataset.experiment, params,
+        experiment: form.dataset.experiment, params, device_kind: deviceKind,
         predicted_speedup: predicted === "" ? null : Number(predicted) } });
       window.location.href = run.url;
     } catch (err) {

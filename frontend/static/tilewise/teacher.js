@@ -38,12 +38,12 @@ function parseFrames(buffer, onEvent) {
   return buffer;
 }
 
-async function runLab(experiment, button) {
+async function runLab(offer, button) {
   button.disabled = true;
   const response = await fetch(root.dataset.labsUrl, {
     method: "POST", credentials: "same-origin",
     headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken(), Accept: "application/json" },
-    body: JSON.stringify({ experiment, params: {} }),
+    body: JSON.stringify({ experiment: offer.experiment, params: {}, device_kind: offer.device_kind || "any" }),
   });
   const data = await response.json().catch(() => ({}));
   if (response.ok) window.location.href = data.url;
@@ -113,7 +113,7 @@ async function ask(question) {
           const offer = document.createElement("button");
           offer.className = "button lab-offer";
           offer.textContent = `See it on a GPU: run “${data.lab_offer.title}”`;
-          offer.addEventListener("click", () => runLab(data.lab_offer.experiment, offer));
+          offer.addEventListener("click", () => runLab(data.lab_offer, offer));
           answer.appendChild(offer);
         }
         answer.classList.remove("streaming");
