@@ -188,7 +188,7 @@ def _decide(
     query: str | None = None,
 ) -> Plan:
     """The plan for one question. `query` overrides what is matched (a lab run's subject, say)."""
-    if intent.is_instruction_to_the_teacher(question):
+    if intent.is_instruction_to_the_teacher(question, course.slug if course is not None else None):
         return Plan("declined", course, question)
     if course is None:
         return Plan("not_covered", None, question)

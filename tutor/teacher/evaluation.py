@@ -3,8 +3,9 @@
 The evaluation set (eval/learner_questions.yaml) holds learner questions, written apart from the
 explanations, each with the facts a correct answer must contain (each fact a list of acceptable
 phrasings), claims it must not make, the section it belongs to, and whether the teacher should decline
-it (off-topic, instructions aimed at the teacher, another course's subject). It is split in halves:
-thresholds are tuned on "tune" and reported on "test".
+it (off-topic, instructions aimed at the teacher, another course's subject). It has three splits:
+thresholds are tuned on "tune" and reported on "test"; "fresh" was written later, before the teacher was
+asked any of it, and is only reported on.
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.

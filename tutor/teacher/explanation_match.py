@@ -28,6 +28,7 @@ import re
 import threading
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from tutor.teacher.retrieval import tokenize
@@ -114,11 +115,12 @@ class ExplanationIndex:
         if self._vectors is None:
             with self._lock:
                 if self._vectors is None:
-                    self._vectors = _cached_vectors(self.texts)
+                    self._vectors = cached_vectors(self.texts)
         return self._vectors
 
 
-def _cached_vectors(texts: list[str]):
+def cached_vectors(texts: list[str]):
+    """MiniLM vectors of a fixed list of texts, kept on disk under VAR_DIR/cache (keyed by the texts)."""
     import numpy as np
     from django.conf import settings
 
@@ -135,6 +137,17 @@ def _cached_vectors(texts: list[str]):
         np.save(tmp, vectors)
         os.replace(tmp, path)
         return vectors
+
+
+@lru_cache(maxsize=64)
+def question_vector(question: str):
+    """The question's MiniLM vector, computed once per question: the instruction detector, the explanation
+    match and follow-up re-ranking all read it."""
+    from tutor.teacher import minilm
+
+    vector = minilm.encode([question])[0]
+    vector.setflags(write=False)
+    return vector
 
 
 def paraphrase_vote_available() -> bool:
@@ -225,9 +238,7 @@ def match(question: str, course_slug: str, k: int = 3, *, paraphrase_vote: bool 
         paraphrase_vote = paraphrase_vote_available()
     cosine: dict[int, float] = {}
     if paraphrase_vote:
-        from tutor.teacher import minilm
-
-        sims = idx.vectors() @ minilm.encode([question])[0]
+        sims = idx.vectors() @ question_vector(question)
         for wording, c in zip(idx.wordings, sims, strict=True):
             cosine[wording.explanation] = max(float(c), cosine.get(wording.explanation, -1.0))
 
