@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from quizzes.models import Card, Course, Explanation
 from tutor.teacher import explanation_match, intent
+from tutor.teacher.explanation_match import bare_term
 from tutor.teacher.question_rewrite import EVERYDAY_WORDS, course_words, english, fix_typos, rewrite
 from tutor.teacher.retrieval import Hit, get_index, retrieve, tokenize
 
@@ -46,6 +47,7 @@ class Plan:
     question: str
     query: str = ""
     explanation: Explanation | None = None
+    also: Explanation | None = None  # "difference between A and B": the explanation of B, beside A's
     support: Hit | None = None
     hits: list[Hit] = field(default_factory=list)
     near: list[explanation_match.Match] = field(default_factory=list)
@@ -64,12 +66,19 @@ class Plan:
         """Only what contributed text: the explanation's section, the supporting or fallback passage."""
         return self.cited
 
-    def explanation_section(self):
+    def explanation_section(self, explanation: Explanation | None = None):
         """Of the sections an explanation rests on, the one the question is about: the first that the lesson
         retrieval ranks for this question, else the first in course order."""
-        sections = list(self.explanation.sections.all())
+        sections = list((explanation or self.explanation).sections.all())
         ranked = [h.passage.section_slug for h in self.hits]
         return min(sections, key=lambda s: ranked.index(s.slug) if s.slug in ranked else len(ranked))
+
+    @property
+    def also_n(self) -> int:
+        """The citation number of the second explanation: 1 when it rests on the same section as the first."""
+        if len(self.cited) > 1 and self.also is not None and self.cited[1]["section"] != self.cited[0]["section"]:
+            return 2
+        return 1
 
     def cite(self) -> Plan:
         """Work out the citations now (database reads), so the plan can be used from async code."""
@@ -77,6 +86,10 @@ class Plan:
         if self.explanation is not None:
             section = self.explanation_section()
             out.append({"title": section.title, "section": section.slug, "url": section.get_absolute_url()})
+        if self.also is not None:
+            section = self.explanation_section(self.also)
+            if section.slug != out[0]["section"]:
+                out.append({"title": section.title, "section": section.slug, "url": section.get_absolute_url()})
         if self.support is not None:
             p = self.support.passage
             out.append(
@@ -215,6 +228,10 @@ def _decide(
     about = explanation_match.about_this_course(matches)
     domain = about if about is not None else bool(course_terms(rewritten, counts))
     best = matches[0] if matches else None
+    sides = None if follow_up else _each_side(fixed, course.slug, best)
+    if sides is not None:
+        plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
+        return _with_both_sides(plan, sides, exclude_card_id)
     if best and best.answers:
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
         return _with_explanation(plan, best, matches, exclude_card_id)
@@ -261,6 +278,63 @@ def _with_explanation(plan: Plan, best, matches, exclude_card_id: int | None) ->
     plan.lab = explanation.lab or None
     # Terms the question names that the explanation does not: the part of the question left uncovered.
     plan.uncovered = [t for t in plan.uncovered if t.lower() not in explanation.answer.lower()]
+    return plan
+
+
+# "the difference between A and B", "A vs B", "how is A different from B", "compare A and B"
+_TWO_THINGS = [
+    re.compile(r"\bdiffer\w*\s+between\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)\s*(?:[?.!,;:]|$)", re.I),
+    re.compile(r"^(?:\W*what(?:'s|\s+is)\s+)?(?P<a>[^,?]+?)\s+(?:vs\.?|versus)\s+(?P<b>.+?)\s*(?:[?.!,;:]|$)", re.I),
+    re.compile(
+        r"\bhow\s+(?:is|are|does|do)\s+(?P<a>.+?)\s+differ\w*\s+(?:from|to)\s+(?P<b>.+?)\s*(?:[?.!,;:]|$)", re.I
+    ),
+    re.compile(r"\bcompare\s+(?P<a>.+?)\s+(?:and|with|to)\s+(?P<b>.+?)\s*(?:[?.!,;:]|$)", re.I),
+]
+_TRAILER = re.compile(r"\s+(?:on|in|for)\s+(?:an?\s+|the\s+)?(?:gpu|gpus|cuda|h100|nvidia\s+gpus?)\s*$", re.I)
+
+
+def two_things(question: str) -> tuple[str, str] | None:
+    """The two things a "difference between A and B" question names, or None."""
+    for pattern in _TWO_THINGS:
+        m = pattern.search(question)
+        if m:
+            a, b = (_TRAILER.sub("", m.group(x)).strip(" '\"") for x in ("a", "b"))
+            if a and b and len(a.split()) <= 5 and len(b.split()) <= 5:
+                return a, b
+    return None
+
+
+def _each_side(question: str, course_slug: str, best) -> tuple[Explanation, Explanation] | None:
+    """For "the difference between A and B": the explanations of A and of B, when the best match is not one
+    explanation that covers both (a "difference" explanation naming the two) and each side has its own."""
+    sides = two_things(question)
+    if sides is None:
+        return None
+    idx = explanation_match.get_index(course_slug)
+    side_tokens = [set(tokenize(side)) for side in sides]
+    if best is not None and best.answers:
+        e = idx.explanations[best.explanation_id]
+        wording = set(tokenize(" ".join([e.question, *e.paraphrases])))
+        if all(tokens and tokens <= wording for tokens in side_tokens):
+            return None
+    found = []
+    for side in sides:
+        pk = idx.terms.get(bare_term(f"What is {side}?"))
+        if pk is None:
+            top = explanation_match.match(f"What is {side}?", course_slug, k=1)
+            pk = top[0].explanation_id if top and top[0].answers else None
+        if pk is None:
+            return None
+        found.append(idx.explanations[pk])
+    return (found[0], found[1]) if found[0].pk != found[1].pk else None
+
+
+def _with_both_sides(plan: Plan, sides: tuple[Explanation, Explanation], exclude_card_id: int | None) -> Plan:
+    plan.kind = "explanation"
+    plan.explanation, plan.also = sides
+    plan.check_question = check_yourself(plan.explanation, exclude_card_id)
+    plan.lab = plan.explanation.lab or plan.also.lab or None
+    plan.uncovered = [t for t in plan.uncovered if t.lower() not in f"{sides[0].answer} {sides[1].answer}".lower()]
     return plan
 
 

@@ -67,6 +67,43 @@ class Match:
 
 
 DEFINITION_PENALTY = 0.8  # a "What is X?" explanation answering a question that is not asking what X is
+KIND_BONUS = 0.04  # added when the explanation asks the same kind of question as the learner (see question_kind)
+
+# The kind of answer a question asks for. "Why should I care?" wants consequences, not a definition; "how
+# much" wants a number; "difference between" wants both sides. Checked in this order, first match wins.
+_KINDS: list[tuple[str, re.Pattern]] = [
+    (
+        "consequence",
+        re.compile(
+            r"\bwhy\s+(?:should|would|do)\s+(?:i|we|you)\s+care\b|\bwhy\s+(?:does|would)\s+(?:it|this|that)\s+matter"
+            r"|\bwhat\s+(?:goes|can\s+go|could\s+go)\s+wrong|\bwhat\s+happens\s+(?:if|when|to)\b|\bwhat\s+breaks"
+            r"|\bis\s+(?:it|that|this)\s+(?:bad|a\s+problem|a\s+big\s+deal)|\bso\s+what\b|\bdoes\s+(?:it|that)\s+matter"
+            r"|\bwhat(?:'s|\s+is)\s+the\s+(?:harm|catch|downside|consequence)|\bwhy\s+(?:is|are)\s+[\w\s-]{1,30}\sbad\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "difference",
+        re.compile(r"\b(?:difference|differences|differ|vs\.?|versus|compared?\s+(?:to|with)|compare)\b", re.I),
+    ),
+    ("quantity", re.compile(r"\bhow\s+(?:much|many|big|large|long|fast|slow|small)\b", re.IGNORECASE)),
+    ("when", re.compile(r"\bwhen\s+(?:should|not|to|is\s+it|would)\b|\bshould\s+i\b|\bbad\s+idea\b|\bworth\b", re.I)),
+    ("why", re.compile(r"\bwhy\b|\bhow\s+come\b|\bwhat(?:'s|\s+is)\s+the\s+reason\b", re.IGNORECASE)),
+    ("how", re.compile(r"^\W*how\s+(?:do|does|can|should|to|is|are)\b", re.IGNORECASE)),
+]
+_COMPATIBLE = {"consequence": {"consequence", "why"}, "why": {"why", "consequence"}}
+
+
+def question_kind(question: str) -> str | None:
+    """consequence | difference | quantity | when | why | how | definition, or None."""
+    for kind, pattern in _KINDS:
+        if pattern.search(question):
+            return kind
+    return "definition" if is_definition_question(question) else None
+
+
+def same_kind(asked: str | None, explained: str | None) -> bool:
+    return asked is not None and explained in _COMPATIBLE.get(asked, {asked})
 
 
 @dataclass(frozen=True)
@@ -82,6 +119,7 @@ class ExplanationIndex:
     def __init__(self, explanations: list, terms: dict[str, int], fingerprint: tuple):
         self.fingerprint = fingerprint
         self.explanations = {e.pk: e for e in explanations}
+        self.kinds = {e.pk: question_kind(e.question) for e in explanations}
         self.wordings: list[_Wording] = []
         self.texts: list[str] = []
         for e in explanations:
@@ -242,11 +280,14 @@ def match(question: str, course_slug: str, k: int = 3, *, paraphrase_vote: bool 
         for wording, c in zip(idx.wordings, sims, strict=True):
             cosine[wording.explanation] = max(float(c), cosine.get(wording.explanation, -1.0))
 
+    asked = question_kind(question)
+
     def score(pk: int) -> float:
+        bonus = KIND_BONUS if same_kind(asked, idx.kinds[pk]) else 0.0
         if not paraphrase_vote:
-            return lexical[pk]
+            return lexical[pk] + bonus
         vote = max(0.0, (cosine[pk] - COSINE_FLOOR) / (1 - COSINE_FLOOR))
-        return (lexical[pk] + vote) / 2
+        return (lexical[pk] + vote) / 2 + bonus
 
     ranked = sorted(lexical, key=lambda pk: -score(pk))[:k]
     return [
