@@ -35,7 +35,7 @@ from tutor.teacher.retrieval import Hit, get_index, retrieve, tokenize
 SPECIFICITY = 30.0
 MIN_USES = 3
 _TERM = re.compile(r"[A-Za-z][A-Za-z0-9.\-]*[A-Za-z0-9]|[A-Za-z]")  # "cp.async", "flash-attn", "x"
-_NAME = re.compile(r"[A-Za-z][A-Za-z0-9\-]*[A-Za-z0-9]")  # "MI300X", "DeepSpeed", "flash-attn"
+_NAME = re.compile(r"(?<![0-9])[A-Za-z][A-Za-z0-9\-]*[A-Za-z0-9]")  # "MI300X", "flash-attn"; not "x64" of "128x64"
 PASSAGE_COVERAGE = 0.35  # a passage covering this share of the question's weight can answer in fallback
 RARE_IN_ENGLISH = 1000  # occurrences in pyspellchecker's English frequency list (1.6 billion words)
 
@@ -174,9 +174,41 @@ def unknown_words(question: str, course: Course) -> list[str]:
         lower = word.lower()
         if not tokens or any(t in vocabulary for t in tokens) or lower in EVERYDAY_WORDS:
             continue
-        if frequency[lower] < RARE_IN_ENGLISH:
+        if frequency[lower] < RARE_IN_ENGLISH and not everyday_english(word):
             out.append(word)
     return out
+
+
+def _bases(word: str) -> list[str]:
+    """The forms an English inflection may come from: "replies" -> "reply", "stalls" -> "stall"."""
+    out = []
+    for suffix, replacement in (
+        ("ies", "y"),
+        ("es", ""),
+        ("s", ""),
+        ("ed", ""),
+        ("ed", "e"),
+        ("ing", ""),
+        ("ing", "e"),
+    ):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            out.append(word[: -len(suffix)] + replacement)
+    return out
+
+
+def everyday_english(word: str) -> bool:
+    """Whether a word that is rare as written is still everyday English, not a subject the learner names: an
+    inflection of a common word ("replies"), or a misspelling of one ("wat" for "what", "documnet")."""
+    lower = word.lower()
+    frequency = english().word_frequency
+    if any(frequency[base] >= RARE_IN_ENGLISH for base in _bases(lower)):
+        return True
+    if word.islower() and len(lower) <= 6 and frequency[lower] > 0:
+        # One edit away from a far more common word: a slip of the keyboard ("wat" is a known word, but rare).
+        neighbours = english().known(english().edit_distance_1(lower))
+        floor = max(10 * RARE_IN_ENGLISH, 1000 * frequency[lower])
+        return any(frequency[n] >= floor for n in neighbours if n != lower)
+    return False
 
 
 def _previous_question(history: list[tuple[str, str]]) -> str | None:
