@@ -16,7 +16,7 @@ Two votes, each in [0, 1] whatever the question's length:
 The score is their mean (lexical alone where the model is not installed). The cosine also says whether
 a question is about this course at all (DOMAIN_COSINE). The thresholds were chosen on the "tune" half of
 tutor/teacher/eval/learner_questions.yaml (`manage.py teacher_eval --split tune`) and are reported on
-the "test" half.
+the held-out "test" and "fresh" splits.
 """
 
 from __future__ import annotations
