@@ -233,9 +233,9 @@ def _decide(
     query: str | None = None,
 ) -> Plan:
     """The plan for one question. `query` overrides what is matched (a lab run's subject, say)."""
-    if intent.is_instruction_to_the_teacher(question, course.slug if course is not None else None):
-        return Plan("declined", course, question)
     if course is None:
+        if intent.is_instruction_to_the_teacher(question):
+            return Plan("declined", None, question)
         return Plan("not_covered", None, question)
     counts, words = course_vocabulary(course)
     previous = _previous_question(list(history))
@@ -245,6 +245,11 @@ def _decide(
     if follow_up:
         resolved = f"{previous} {question}"
     rewritten = rewrite(resolved, words)
+    # The detector reads the learner's own message; its paraphrase vote shares the vector of what is
+    # matched when that is the same message (not a follow-up joined to its previous question).
+    as_matched = rewritten if resolved == question else None
+    if intent.is_instruction_to_the_teacher(question, course.slug, as_matched=as_matched):
+        return Plan("declined", course, question)
     matches = explanation_match.match(rewritten, course.slug, k=4)
     if follow_up and own_terms:
         matches = _favour_the_new_part(matches, rewrite(question, words), course.slug)

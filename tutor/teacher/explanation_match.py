@@ -28,7 +28,6 @@ import re
 import threading
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from tutor.teacher.retrieval import tokenize
@@ -177,15 +176,11 @@ def cached_vectors(texts: list[str]):
         return vectors
 
 
-@lru_cache(maxsize=64)
 def question_vector(question: str):
-    """The question's MiniLM vector, computed once per question: the instruction detector, the explanation
-    match and follow-up re-ranking all read it."""
-    from tutor.teacher import minilm
+    """The question's MiniLM vector (see embeddings.question_vector: computed once per question)."""
+    from tutor.teacher.embeddings import question_vector as vector
 
-    vector = minilm.encode([question])[0]
-    vector.setflags(write=False)
-    return vector
+    return vector(question)
 
 
 def paraphrase_vote_available() -> bool:

@@ -228,14 +228,16 @@ def _exemplar_vectors(side: str):
     return _vectors[side]
 
 
-def aimed_at_the_teacher(question: str, course_slug: str | None = None) -> Verdict:
-    """Score how much the message is an instruction to the teacher rather than a question for it."""
+def aimed_at_the_teacher(question: str, course_slug: str | None = None, *, as_matched: str | None = None) -> Verdict:
+    """Score how much the message is an instruction to the teacher rather than a question for it.
+    `as_matched`: the question as the explanation match will read it (typos fixed), whose vector the vote
+    then shares with the match and the retrieval instead of encoding the message a second time."""
     from tutor.teacher import explanation_match
 
     patterns = pattern_score(question)
     if not explanation_match.paraphrase_vote_available():
         return Verdict(patterns, None, None, patterns)
-    vector = explanation_match.question_vector(question)
+    vector = explanation_match.question_vector(as_matched or question)
     teacher = float((_exemplar_vectors("teacher") @ vector).max())
     course = float((_exemplar_vectors("course") @ vector).max())
     if course_slug is not None:
@@ -246,8 +248,10 @@ def aimed_at_the_teacher(question: str, course_slug: str | None = None) -> Verdi
     return Verdict(patterns, teacher, course, round(score, 4))
 
 
-def is_instruction_to_the_teacher(question: str, course_slug: str | None = None) -> bool:
-    return aimed_at_the_teacher(question, course_slug).declined
+def is_instruction_to_the_teacher(
+    question: str, course_slug: str | None = None, *, as_matched: str | None = None
+) -> bool:
+    return aimed_at_the_teacher(question, course_slug, as_matched=as_matched).declined
 
 
 # A short message that leans on the previous turn: a bare "why?", an "and ...", a pronoun standing for

@@ -69,6 +69,12 @@ def test_a_difference_question_gets_both_sides_when_no_one_explanation_covers_bo
     text = compose(plan)
     assert all(q in text for q in asked) and "[2]" in text
     assert [c["section"] for c in plan.citations()] == ["kernels-launch-cost", "warps-shuffles-banks"]
+    # LLM mode gets both authored answers, numbered as they are cited.
+    from tutor.teacher.prompts import sources_block
+
+    block = sources_block(plan)
+    assert '[1] Authored answer to "What is a CUDA kernel?"' in block
+    assert '[2] Authored answer to "What is a warp?"' in block
 
 
 def test_a_difference_explanation_that_covers_both_sides_answers_alone(course):
