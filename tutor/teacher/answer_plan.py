@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from quizzes.models import Card, Course, Explanation
 from tutor.teacher import explanation_match, intent
+from tutor.teacher.explanation_match import bare_term
 from tutor.teacher.question_rewrite import EVERYDAY_WORDS, course_words, english, fix_typos, rewrite
 from tutor.teacher.retrieval import Hit, get_index, retrieve, tokenize
 
@@ -34,7 +35,7 @@ from tutor.teacher.retrieval import Hit, get_index, retrieve, tokenize
 SPECIFICITY = 30.0
 MIN_USES = 3
 _TERM = re.compile(r"[A-Za-z][A-Za-z0-9.\-]*[A-Za-z0-9]|[A-Za-z]")  # "cp.async", "flash-attn", "x"
-_NAME = re.compile(r"[A-Za-z][A-Za-z0-9\-]*[A-Za-z0-9]")  # "MI300X", "DeepSpeed", "flash-attn"
+_NAME = re.compile(r"(?<![0-9])[A-Za-z][A-Za-z0-9\-]*[A-Za-z0-9]")  # "MI300X", "flash-attn"; not "x64" of "128x64"
 PASSAGE_COVERAGE = 0.35  # a passage covering this share of the question's weight can answer in fallback
 RARE_IN_ENGLISH = 1000  # occurrences in pyspellchecker's English frequency list (1.6 billion words)
 
@@ -46,6 +47,7 @@ class Plan:
     question: str
     query: str = ""
     explanation: Explanation | None = None
+    also: Explanation | None = None  # "difference between A and B": the explanation of B, beside A's
     support: Hit | None = None
     hits: list[Hit] = field(default_factory=list)
     near: list[explanation_match.Match] = field(default_factory=list)
@@ -64,12 +66,19 @@ class Plan:
         """Only what contributed text: the explanation's section, the supporting or fallback passage."""
         return self.cited
 
-    def explanation_section(self):
+    def explanation_section(self, explanation: Explanation | None = None):
         """Of the sections an explanation rests on, the one the question is about: the first that the lesson
         retrieval ranks for this question, else the first in course order."""
-        sections = list(self.explanation.sections.all())
+        sections = list((explanation or self.explanation).sections.all())
         ranked = [h.passage.section_slug for h in self.hits]
         return min(sections, key=lambda s: ranked.index(s.slug) if s.slug in ranked else len(ranked))
+
+    @property
+    def also_n(self) -> int:
+        """The citation number of the second explanation: 1 when it rests on the same section as the first."""
+        if len(self.cited) > 1 and self.also is not None and self.cited[1]["section"] != self.cited[0]["section"]:
+            return 2
+        return 1
 
     def cite(self) -> Plan:
         """Work out the citations now (database reads), so the plan can be used from async code."""
@@ -77,6 +86,10 @@ class Plan:
         if self.explanation is not None:
             section = self.explanation_section()
             out.append({"title": section.title, "section": section.slug, "url": section.get_absolute_url()})
+        if self.also is not None:
+            section = self.explanation_section(self.also)
+            if section.slug != out[0]["section"]:
+                out.append({"title": section.title, "section": section.slug, "url": section.get_absolute_url()})
         if self.support is not None:
             p = self.support.passage
             out.append(
@@ -161,9 +174,41 @@ def unknown_words(question: str, course: Course) -> list[str]:
         lower = word.lower()
         if not tokens or any(t in vocabulary for t in tokens) or lower in EVERYDAY_WORDS:
             continue
-        if frequency[lower] < RARE_IN_ENGLISH:
+        if frequency[lower] < RARE_IN_ENGLISH and not everyday_english(word):
             out.append(word)
     return out
+
+
+def _bases(word: str) -> list[str]:
+    """The forms an English inflection may come from: "replies" -> "reply", "stalls" -> "stall"."""
+    out = []
+    for suffix, replacement in (
+        ("ies", "y"),
+        ("es", ""),
+        ("s", ""),
+        ("ed", ""),
+        ("ed", "e"),
+        ("ing", ""),
+        ("ing", "e"),
+    ):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            out.append(word[: -len(suffix)] + replacement)
+    return out
+
+
+def everyday_english(word: str) -> bool:
+    """Whether a word that is rare as written is still everyday English, not a subject the learner names: an
+    inflection of a common word ("replies"), or a misspelling of one ("wat" for "what", "documnet")."""
+    lower = word.lower()
+    frequency = english().word_frequency
+    if any(frequency[base] >= RARE_IN_ENGLISH for base in _bases(lower)):
+        return True
+    if word.islower() and len(lower) <= 6 and frequency[lower] > 0:
+        # One edit away from a far more common word: a slip of the keyboard ("wat" is a known word, but rare).
+        neighbours = english().known(english().edit_distance_1(lower))
+        floor = max(10 * RARE_IN_ENGLISH, 1000 * frequency[lower])
+        return any(frequency[n] >= floor for n in neighbours if n != lower)
+    return False
 
 
 def _previous_question(history: list[tuple[str, str]]) -> str | None:
@@ -188,9 +233,9 @@ def _decide(
     query: str | None = None,
 ) -> Plan:
     """The plan for one question. `query` overrides what is matched (a lab run's subject, say)."""
-    if intent.is_instruction_to_the_teacher(question):
-        return Plan("declined", course, question)
     if course is None:
+        if intent.is_instruction_to_the_teacher(question):
+            return Plan("declined", None, question)
         return Plan("not_covered", None, question)
     counts, words = course_vocabulary(course)
     previous = _previous_question(list(history))
@@ -200,6 +245,11 @@ def _decide(
     if follow_up:
         resolved = f"{previous} {question}"
     rewritten = rewrite(resolved, words)
+    # The detector reads the learner's own message; its paraphrase vote shares the vector of what is
+    # matched when that is the same message (not a follow-up joined to its previous question).
+    as_matched = rewritten if resolved == question else None
+    if intent.is_instruction_to_the_teacher(question, course.slug, as_matched=as_matched):
+        return Plan("declined", course, question)
     matches = explanation_match.match(rewritten, course.slug, k=4)
     if follow_up and own_terms:
         matches = _favour_the_new_part(matches, rewrite(question, words), course.slug)
@@ -215,6 +265,10 @@ def _decide(
     about = explanation_match.about_this_course(matches)
     domain = about if about is not None else bool(course_terms(rewritten, counts))
     best = matches[0] if matches else None
+    sides = None if follow_up else _each_side(fixed, course.slug, best)
+    if sides is not None:
+        plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
+        return _with_both_sides(plan, sides, exclude_card_id)
     if best and best.answers:
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
         return _with_explanation(plan, best, matches, exclude_card_id)
@@ -261,6 +315,63 @@ def _with_explanation(plan: Plan, best, matches, exclude_card_id: int | None) ->
     plan.lab = explanation.lab or None
     # Terms the question names that the explanation does not: the part of the question left uncovered.
     plan.uncovered = [t for t in plan.uncovered if t.lower() not in explanation.answer.lower()]
+    return plan
+
+
+# "the difference between A and B", "A vs B", "how is A different from B", "compare A and B"
+_TWO_THINGS = [
+    re.compile(r"\bdiffer\w*\s+between\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)\s*(?:[?.!,;:]|$)", re.I),
+    re.compile(r"^(?:\W*what(?:'s|\s+is)\s+)?(?P<a>[^,?]+?)\s+(?:vs\.?|versus)\s+(?P<b>.+?)\s*(?:[?.!,;:]|$)", re.I),
+    re.compile(
+        r"\bhow\s+(?:is|are|does|do)\s+(?P<a>.+?)\s+differ\w*\s+(?:from|to)\s+(?P<b>.+?)\s*(?:[?.!,;:]|$)", re.I
+    ),
+    re.compile(r"\bcompare\s+(?P<a>.+?)\s+(?:and|with|to)\s+(?P<b>.+?)\s*(?:[?.!,;:]|$)", re.I),
+]
+_TRAILER = re.compile(r"\s+(?:on|in|for)\s+(?:an?\s+|the\s+)?(?:gpu|gpus|cuda|h100|nvidia\s+gpus?)\s*$", re.I)
+
+
+def two_things(question: str) -> tuple[str, str] | None:
+    """The two things a "difference between A and B" question names, or None."""
+    for pattern in _TWO_THINGS:
+        m = pattern.search(question)
+        if m:
+            a, b = (_TRAILER.sub("", m.group(x)).strip(" '\"") for x in ("a", "b"))
+            if a and b and len(a.split()) <= 5 and len(b.split()) <= 5:
+                return a, b
+    return None
+
+
+def _each_side(question: str, course_slug: str, best) -> tuple[Explanation, Explanation] | None:
+    """For "the difference between A and B": the explanations of A and of B, when the best match is not one
+    explanation that covers both (a "difference" explanation naming the two) and each side has its own."""
+    sides = two_things(question)
+    if sides is None:
+        return None
+    idx = explanation_match.get_index(course_slug)
+    side_tokens = [set(tokenize(side)) for side in sides]
+    if best is not None and best.answers:
+        e = idx.explanations[best.explanation_id]
+        wording = set(tokenize(" ".join([e.question, *e.paraphrases])))
+        if all(tokens and tokens <= wording for tokens in side_tokens):
+            return None
+    found = []
+    for side in sides:
+        pk = idx.terms.get(bare_term(f"What is {side}?"))
+        if pk is None:
+            top = explanation_match.match(f"What is {side}?", course_slug, k=1)
+            pk = top[0].explanation_id if top and top[0].answers else None
+        if pk is None:
+            return None
+        found.append(idx.explanations[pk])
+    return (found[0], found[1]) if found[0].pk != found[1].pk else None
+
+
+def _with_both_sides(plan: Plan, sides: tuple[Explanation, Explanation], exclude_card_id: int | None) -> Plan:
+    plan.kind = "explanation"
+    plan.explanation, plan.also = sides
+    plan.check_question = check_yourself(plan.explanation, exclude_card_id)
+    plan.lab = plan.explanation.lab or plan.also.lab or None
+    plan.uncovered = [t for t in plan.uncovered if t.lower() not in f"{sides[0].answer} {sides[1].answer}".lower()]
     return plan
 
 

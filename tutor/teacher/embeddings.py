@@ -10,6 +10,8 @@ they are rebuilt together with it when content changes.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from tutor.teacher import minilm
@@ -25,6 +27,15 @@ def encode(texts: list[str]) -> np.ndarray:
     return minilm.encode(texts, batch_size=32)
 
 
+@lru_cache(maxsize=64)
+def question_vector(question: str) -> np.ndarray:
+    """One question's vector, computed once: the instruction detector, the explanation match and the
+    passage retrieval of the same question all read it (read-only)."""
+    vector = encode([question])[0]
+    vector.setflags(write=False)
+    return vector
+
+
 def passage_matrix(idx) -> np.ndarray:
     if idx._embeddings is None:
         with idx._lock:
@@ -36,5 +47,5 @@ def passage_matrix(idx) -> np.ndarray:
 def similarities(idx, question: str) -> list[float]:
     """Cosine similarity of the question to every passage of the index."""
     mat = passage_matrix(idx)
-    q = encode([question])[0]
+    q = question_vector(question)
     return [float(x) for x in mat @ q]

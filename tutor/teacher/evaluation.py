@@ -3,8 +3,9 @@
 The evaluation set (eval/learner_questions.yaml) holds learner questions, written apart from the
 explanations, each with the facts a correct answer must contain (each fact a list of acceptable
 phrasings), claims it must not make, the section it belongs to, and whether the teacher should decline
-it (off-topic, instructions aimed at the teacher, another course's subject). It is split in halves:
-thresholds are tuned on "tune" and reported on "test".
+it (off-topic, instructions aimed at the teacher, another course's subject). It has three splits:
+thresholds are tuned on "tune" and reported on "test"; "fresh" was written later, before the teacher was
+asked any of it, and is only reported on.
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -12,6 +13,7 @@ question), timed in-process from the question to the stored answer.
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -84,6 +86,12 @@ def load_items(path: Path = EVAL_FILE, split: str | None = None) -> list[Item]:
     return [i for i in items if split in (None, "all", i.split)]
 
 
+def as_read(text: str) -> str:
+    """Text as a reader sees it, for the fact checks: lower case, markdown emphasis and code marks dropped,
+    line breaks and runs of spaces as one space ("**online\n  softmax**" reads "online softmax")."""
+    return " ".join(re.sub(r"[*`]", "", text).lower().split())
+
+
 async def _ask(conversation, question: str) -> dict:
     from tutor.teacher.chat import answer_events
 
@@ -105,15 +113,15 @@ def evaluate(item: Item, *, user, course) -> Outcome:
     result = async_to_sync(_ask)(conversation, item.question)
     ms = (time.perf_counter() - t0) * 1000
     turn = ChatTurn.objects.get(pk=result["done"]["turn"])
-    text = turn.text.lower()
+    text = as_read(turn.text)
     return Outcome(
         item=item,
         text=turn.text,
         citations=turn.citations,
         mode=turn.mode,
         ms=ms,
-        missing=[fact for fact in item.required if not any(alt.lower() in text for alt in fact)],
-        forbidden_found=[f for f in item.forbidden if f.lower() in text],
+        missing=[fact for fact in item.required if not any(as_read(alt) in text for alt in fact)],
+        forbidden_found=[f for f in item.forbidden if as_read(f) in text],
     )
 
 

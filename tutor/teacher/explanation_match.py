@@ -16,7 +16,7 @@ Two votes, each in [0, 1] whatever the question's length:
 The score is their mean (lexical alone where the model is not installed). The cosine also says whether
 a question is about this course at all (DOMAIN_COSINE). The thresholds were chosen on the "tune" half of
 tutor/teacher/eval/learner_questions.yaml (`manage.py teacher_eval --split tune`) and are reported on
-the "test" half.
+the held-out "test" and "fresh" splits.
 """
 
 from __future__ import annotations
@@ -66,6 +66,43 @@ class Match:
 
 
 DEFINITION_PENALTY = 0.8  # a "What is X?" explanation answering a question that is not asking what X is
+KIND_BONUS = 0.04  # added when the explanation asks the same kind of question as the learner (see question_kind)
+
+# The kind of answer a question asks for. "Why should I care?" wants consequences, not a definition; "how
+# much" wants a number; "difference between" wants both sides. Checked in this order, first match wins.
+_KINDS: list[tuple[str, re.Pattern]] = [
+    (
+        "consequence",
+        re.compile(
+            r"\bwhy\s+(?:should|would|do)\s+(?:i|we|you)\s+care\b|\bwhy\s+(?:does|would)\s+(?:it|this|that)\s+matter"
+            r"|\bwhat\s+(?:goes|can\s+go|could\s+go)\s+wrong|\bwhat\s+happens\s+(?:if|when|to)\b|\bwhat\s+breaks"
+            r"|\bis\s+(?:it|that|this)\s+(?:bad|a\s+problem|a\s+big\s+deal)|\bso\s+what\b|\bdoes\s+(?:it|that)\s+matter"
+            r"|\bwhat(?:'s|\s+is)\s+the\s+(?:harm|catch|downside|consequence)|\bwhy\s+(?:is|are)\s+[\w\s-]{1,30}\sbad\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "difference",
+        re.compile(r"\b(?:difference|differences|differ|vs\.?|versus|compared?\s+(?:to|with)|compare)\b", re.I),
+    ),
+    ("quantity", re.compile(r"\bhow\s+(?:much|many|big|large|long|fast|slow|small)\b", re.IGNORECASE)),
+    ("when", re.compile(r"\bwhen\s+(?:should|not|to|is\s+it|would)\b|\bshould\s+i\b|\bbad\s+idea\b|\bworth\b", re.I)),
+    ("why", re.compile(r"\bwhy\b|\bhow\s+come\b|\bwhat(?:'s|\s+is)\s+the\s+reason\b", re.IGNORECASE)),
+    ("how", re.compile(r"^\W*how\s+(?:do|does|can|should|to|is|are)\b", re.IGNORECASE)),
+]
+_COMPATIBLE = {"consequence": {"consequence", "why"}, "why": {"why", "consequence"}}
+
+
+def question_kind(question: str) -> str | None:
+    """consequence | difference | quantity | when | why | how | definition, or None."""
+    for kind, pattern in _KINDS:
+        if pattern.search(question):
+            return kind
+    return "definition" if is_definition_question(question) else None
+
+
+def same_kind(asked: str | None, explained: str | None) -> bool:
+    return asked is not None and explained in _COMPATIBLE.get(asked, {asked})
 
 
 @dataclass(frozen=True)
@@ -81,6 +118,7 @@ class ExplanationIndex:
     def __init__(self, explanations: list, terms: dict[str, int], fingerprint: tuple):
         self.fingerprint = fingerprint
         self.explanations = {e.pk: e for e in explanations}
+        self.kinds = {e.pk: question_kind(e.question) for e in explanations}
         self.wordings: list[_Wording] = []
         self.texts: list[str] = []
         for e in explanations:
@@ -114,11 +152,12 @@ class ExplanationIndex:
         if self._vectors is None:
             with self._lock:
                 if self._vectors is None:
-                    self._vectors = _cached_vectors(self.texts)
+                    self._vectors = cached_vectors(self.texts)
         return self._vectors
 
 
-def _cached_vectors(texts: list[str]):
+def cached_vectors(texts: list[str]):
+    """MiniLM vectors of a fixed list of texts, kept on disk under VAR_DIR/cache (keyed by the texts)."""
     import numpy as np
     from django.conf import settings
 
@@ -135,6 +174,13 @@ def _cached_vectors(texts: list[str]):
         np.save(tmp, vectors)
         os.replace(tmp, path)
         return vectors
+
+
+def question_vector(question: str):
+    """The question's MiniLM vector (see embeddings.question_vector: computed once per question)."""
+    from tutor.teacher.embeddings import question_vector as vector
+
+    return vector(question)
 
 
 def paraphrase_vote_available() -> bool:
@@ -225,17 +271,18 @@ def match(question: str, course_slug: str, k: int = 3, *, paraphrase_vote: bool 
         paraphrase_vote = paraphrase_vote_available()
     cosine: dict[int, float] = {}
     if paraphrase_vote:
-        from tutor.teacher import minilm
-
-        sims = idx.vectors() @ minilm.encode([question])[0]
+        sims = idx.vectors() @ question_vector(question)
         for wording, c in zip(idx.wordings, sims, strict=True):
             cosine[wording.explanation] = max(float(c), cosine.get(wording.explanation, -1.0))
 
+    asked = question_kind(question)
+
     def score(pk: int) -> float:
+        bonus = KIND_BONUS if same_kind(asked, idx.kinds[pk]) else 0.0
         if not paraphrase_vote:
-            return lexical[pk]
+            return lexical[pk] + bonus
         vote = max(0.0, (cosine[pk] - COSINE_FLOOR) / (1 - COSINE_FLOOR))
-        return (lexical[pk] + vote) / 2
+        return (lexical[pk] + vote) / 2 + bonus
 
     ranked = sorted(lexical, key=lambda pk: -score(pk))[:k]
     return [

@@ -20,6 +20,16 @@ HELP = (
 )
 
 
+def core(answer: str, words: int = 60) -> str:
+    """An explanation's opening paragraphs, at least `words` words of them: its own answer in short."""
+    out: list[str] = []
+    for paragraph in answer.strip().split("\n\n"):
+        out.append(paragraph.strip())
+        if len(" ".join(out).split()) >= words:
+            break
+    return "\n\n".join(out)
+
+
 def _help(plan: Plan) -> str:
     return HELP.format(course=plan.course.title if plan.course else "on GPU inference")
 
@@ -60,6 +70,19 @@ def compose(plan: Plan, *, hint: bool = False, context: str = "") -> str:
             f"{LABEL}\n\n**Hint** (the answer stays hidden until you review this card): re-read *{source}* [1], "
             "then try to answer in your own words."
         )
+    if plan.kind == "explanation" and plan.also is not None:
+        # "The difference between A and B": each side's own explanation, opening first, side by side.
+        parts = [
+            LABEL,
+            f"**{plan.explanation.question}**",
+            f"{core(plan.explanation.answer)} [1]",
+            f"**{plan.also.question}**",
+            f"{core(plan.also.answer)} [{plan.also_n}]",
+        ]
+        text = "\n\n".join(parts) + _uncovered(plan)
+        if plan.check_question:
+            text += f"\n\n**Check yourself:** {plan.check_question}"
+        return text
     if plan.kind == "explanation":
         # The explanation's own question heads it, so the learner sees which question this answers.
         parts = [LABEL, f"**{plan.explanation.question}**", f"{plan.explanation.answer.strip()} [1]"]

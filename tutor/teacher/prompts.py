@@ -37,6 +37,11 @@ def sources_block(plan: Plan) -> str:
             f'[1] Authored answer to "{plan.explanation.question}" ({cites[0]["title"]})\n'
             f"{plan.explanation.answer.strip()}"
         )
+    if plan.also is not None:
+        lines.append(
+            f'[{plan.also_n}] Authored answer to "{plan.also.question}" ({cites[plan.also_n - 1]["title"]})\n'
+            f"{plan.also.answer.strip()}"
+        )
     if plan.support is not None:
         p = plan.support.passage
         text = p.text.strip() if p.kind == "section" else opening(plan.support)

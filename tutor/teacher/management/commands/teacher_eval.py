@@ -18,9 +18,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument(
             "--split",
-            choices=["tune", "test", "all"],
+            choices=["tune", "test", "fresh", "all"],
             default="test",
-            help="which half to run (thresholds are tuned on 'tune'; report 'test')",
+            help=(
+                "which split to run: thresholds are tuned on 'tune'; 'test' and 'fresh' (written later, before "
+                "the teacher was asked them) are held out and only reported on; 'all' runs every question"
+            ),
         )
         parser.add_argument("--file", default=str(EVAL_FILE), help="evaluation set (YAML)")
         parser.add_argument("--course", default="cuda-kernels-fusion", help="the course the questions are about")
