@@ -19,7 +19,6 @@ import yaml
 
 from quizzes.card_kinds import COMMON_KEYS, KIND_FIELDS, KindField
 from quizzes.figures import (
-    FIGURES_FILE,
     Figure,
     FigureFileError,
     course_figures,
