@@ -1,6 +1,9 @@
 """Celery tasks of the labs: thin wrappers over labs.services, found by autodiscovery."""
 
-from celery.signals import worker_ready
+import logging
+import threading
+
+from celery.signals import worker_ready, worker_shutdown
 from django.conf import settings
 
 from workers.app import app
@@ -30,4 +33,36 @@ def _reap_runs_left_by_a_dead_worker(**kwargs) -> None:
     try:
         reap_stale_runs()
     except Exception:  # never stop a worker from starting over this
-        pass
+        logger.exception("could not reap the runs of dead workers")
+
+
+logger = logging.getLogger(__name__)
+_stop_sweeping = threading.Event()
+
+
+@worker_ready.connect
+def _sweep_for_lost_runs(**kwargs) -> None:
+    """Every worker looks, at start and then every LAB_REQUEUE_SECONDS, for queued runs whose queue message
+    was lost (labs.services.requeue_lost_runs), so that no run stays queued forever after a broker restart."""
+
+    def sweep() -> None:
+        from django.db import connection
+
+        from labs.services import requeue_lost_runs
+
+        while True:
+            try:
+                requeue_lost_runs()
+            except Exception:  # the database or the broker is briefly away: next time
+                logger.exception("could not look for lost lab runs")
+            finally:
+                connection.close()  # this thread's own connection: none held between sweeps
+            if _stop_sweeping.wait(settings.LAB_REQUEUE_SECONDS):
+                return
+
+    threading.Thread(target=sweep, name="tilewise-lost-runs", daemon=True).start()
+
+
+@worker_shutdown.connect
+def _stop_sweep(**kwargs) -> None:
+    _stop_sweeping.set()
