@@ -22,8 +22,11 @@ class MeSerializer(serializers.Serializer):
 
 
 class LoginSerializer(serializers.Serializer):
-    username = serializers.CharField(max_length=150)
-    password = serializers.CharField(max_length=4096, trim_whitespace=False, style={"input_type": "password"})
+    # min_length: the schema then says that blank is refused (400), as the serializer does.
+    username = serializers.CharField(min_length=1, max_length=150)
+    password = serializers.CharField(
+        min_length=1, max_length=4096, trim_whitespace=False, style={"input_type": "password"}
+    )
 
 
 class TokenSerializer(serializers.Serializer):
