@@ -38,6 +38,8 @@ class LabRun(models.Model):
     worker = models.CharField(max_length=200, blank=True)
     task_id = models.CharField(max_length=64, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    sends = models.PositiveSmallIntegerField(default=0, help_text="Messages sent to the queue for this run.")
+    sent_at = models.DateTimeField(null=True, blank=True, help_text="When the last one was sent.")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

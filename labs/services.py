@@ -9,11 +9,14 @@ from __future__ import annotations
 import json
 import socket
 import time
+import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.core.files.base import ContentFile
 from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from labs.models import DeviceCalibration, LabArtifact, LabRun
@@ -23,8 +26,8 @@ from tutor.review.services import lock_learner
 from tutor.review.study_sessions import touch_session
 from workers.app import app
 from workers.device import ANY, KIND_PATTERN, KNOWN_KINDS
-from workers.heartbeat import live_workers
-from workers.queues import GPU, gpu_queue, is_gpu_queue, queue_depth, send_on_commit
+from workers.heartbeat import heartbeats_complete, live_workers
+from workers.queues import DEFAULT, GPU, gpu_queue, is_gpu_queue, queue_depth, send_on_commit, task_ids_in_broker
 
 MAX_ACTIVE_RUNS = 3
 # What a learner predicts before a run, for the experiments that measure a speedup.
@@ -34,6 +37,7 @@ PREDICTIONS = {
     "attention": "best speedup of an attention backend over naive attention",
 }
 MAX_RUN_ATTEMPTS = 2  # a run whose worker dies is retried once, then marked failed
+MAX_SENDS = 3  # a run whose queue message is lost is sent again twice, then marked failed
 PROGRESS_EVERY_S = 0.5
 
 
@@ -181,21 +185,66 @@ def _check_quota(user) -> None:
 
 
 def enqueue(run: LabRun) -> None:
-    """Queue the run for a GPU (or the CPU worker) once it is committed; `run` reflects the outcome."""
+    """Queue the run for a GPU (or the CPU worker) once it is committed; `run` reflects the outcome.
 
-    def sent(task_id: str) -> None:
-        LabRun.objects.filter(pk=run.pk).update(task_id=task_id)
-        run.task_id = task_id
+    The message's id is stored first (with the time and count of sends), so a worker that takes it at once
+    finds it, and a message sent earlier for the same run (redelivered, or re-sent) is recognised as stale."""
+    task_id = str(uuid.uuid4())
+    LabRun.objects.filter(pk=run.pk).update(task_id=task_id, sent_at=timezone.now(), sends=F("sends") + 1)
+    run.refresh_from_db(fields=["task_id", "sent_at", "sends"])
 
     def keep_request(reason: str) -> None:
         LabRun.objects.filter(pk=run.pk).update(
             status=LabRun.Status.FAILED,
             finished_at=timezone.now(),
+            task_id="",
             error=f"Could not queue the run: {reason}. Your request is kept; start it again when the service is back.",
         )
         run.refresh_from_db()
 
-    send_on_commit(run_lab_task, args=[run.pk], queue=run.queue or GPU, on_sent=sent, on_broker_down=keep_request)
+    send_on_commit(run_lab_task, args=[run.pk], queue=run.queue or GPU, task_id=task_id, on_broker_down=keep_request)
+
+
+def requeue_lost_runs() -> int:
+    """Queued runs whose message the broker no longer holds are sent again, up to MAX_SENDS times in all,
+    then failed with the reason. Returns how many were handled.
+
+    A Redis broker that restarts without persistence loses every message it held; a web process that stops
+    between storing a run and sending it never sent one. Only runs sent more than LAB_REQUEUE_SECONDS ago
+    are looked at, and each under a row lock (skipped if another sweeper holds it): a run is never sent
+    twice by two sweepers, and a worker runs only the message whose id the run holds (execute_run), so a
+    run never executes twice at once. Broker down: nothing is done (it cannot be told what was lost)."""
+    from django.conf import settings
+
+    bound = timezone.now() - timedelta(seconds=settings.LAB_REQUEUE_SECONDS)
+    candidates = list(
+        LabRun.objects.filter(status=LabRun.Status.QUEUED)
+        .filter(Q(sent_at__lt=bound) | Q(sent_at__isnull=True, created_at__lt=bound))
+        .values_list("pk", flat=True)
+    )
+    if not candidates:
+        return 0
+    # Every queue a candidate may wait in: the per-kind GPU queues as well as the shared ones.
+    queues = {DEFAULT, GPU, *LabRun.objects.filter(pk__in=candidates).exclude(queue="").values_list("queue", flat=True)}
+    held = task_ids_in_broker(app, queues=tuple(sorted(queues)))
+    if held is None:
+        return 0
+    handled = 0
+    for pk in candidates:
+        with transaction.atomic():
+            run = LabRun.objects.select_for_update(skip_locked=True).filter(pk=pk, status=LabRun.Status.QUEUED).first()
+            if run is None or run.task_id in held or (run.sent_at is not None and run.sent_at >= bound):
+                continue
+            handled += 1
+            if run.sends >= MAX_SENDS:
+                _fail(
+                    run,
+                    f"The task queue lost this run {run.sends} times (its broker restarted); start it again.",
+                )
+                continue
+            LabRun.objects.filter(pk=run.pk).update(phase="re-queued: the task queue lost it (its broker restarted)")
+            enqueue(run)  # sent when this transaction commits
+    return handled
 
 
 def cancel_run(*, user, run_id: int) -> LabRun:
@@ -396,6 +445,8 @@ def reap_stale_runs(*, user=None) -> int:
     """Runs stuck in "running" whose worker is gone: re-queued once, then failed. Returns how many."""
 
     try:
+        if not heartbeats_complete():
+            return 0  # Redis restarted moments ago: live workers have not announced themselves again yet
         alive = {w["hostname"] for w in live_workers()}
     except Exception:
         return 0  # broker down: cannot tell; leave them

@@ -1,12 +1,18 @@
 """Celery tasks of the labs: thin wrappers over labs.services, found by autodiscovery."""
 
-from celery.signals import worker_ready
+import logging
+import threading
+
+from celery.signals import worker_ready, worker_shutdown
 from celery.utils import worker_direct
 from django.conf import settings
 
 from workers.app import app
 from workers.heartbeat import set_warming, this_worker
 from workers.queues import is_gpu_queue
+
+logger = logging.getLogger(__name__)
+_stop_sweeping = threading.Event()
 
 
 @app.task(
@@ -33,7 +39,7 @@ def _reap_runs_left_by_a_dead_worker(**kwargs) -> None:
     try:
         reap_stale_runs()
     except Exception:  # never stop a worker from starting over this
-        pass
+        logger.exception("could not reap the runs of dead workers")
 
 
 @app.task(name="labs.warm_up", bind=True, soft_time_limit=settings.LAB_SOFT_TIME_LIMIT * 4)
@@ -64,3 +70,31 @@ def _warm_up_at_start(sender=None, **kwargs) -> None:
         warm_up.apply_async(args=[warm_up_list()], queue=worker_direct(hostname))
     except Exception:  # never stop a worker from starting over this
         set_warming(hostname, False)
+
+
+@worker_ready.connect
+def _sweep_for_lost_runs(**kwargs) -> None:
+    """Every worker looks, at start and then every LAB_REQUEUE_SECONDS, for queued runs whose queue message
+    was lost (labs.services.requeue_lost_runs), so that no run stays queued forever after a broker restart."""
+
+    def sweep() -> None:
+        from django.db import connection
+
+        from labs.services import requeue_lost_runs
+
+        while True:
+            try:
+                requeue_lost_runs()
+            except Exception:  # the database or the broker is briefly away: next time
+                logger.exception("could not look for lost lab runs")
+            finally:
+                connection.close()  # this thread's own connection: none held between sweeps
+            if _stop_sweeping.wait(settings.LAB_REQUEUE_SECONDS):
+                return
+
+    threading.Thread(target=sweep, name="tilewise-lost-runs", daemon=True).start()
+
+
+@worker_shutdown.connect
+def _stop_sweep(**kwargs) -> None:
+    _stop_sweeping.set()

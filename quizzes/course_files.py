@@ -102,8 +102,14 @@ class CourseLoadError(Exception):
         return "\n".join(shown)
 
 
+MAX_YAML_DEPTH = 32  # course files nest a few levels; PyYAML's composer recurses once per level
+
+
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses aliases and duplicate mapping keys."""
+    """SafeLoader that refuses aliases, duplicate mapping keys and nesting deeper than MAX_YAML_DEPTH
+    (which would otherwise end in a RecursionError instead of a one-line error)."""
+
+    _depth = 0
 
     def compose_node(self, parent, index):  # type: ignore[override]
         if self.check_event(yaml.AliasEvent):
@@ -111,7 +117,15 @@ class _StrictLoader(yaml.SafeLoader):
             raise yaml.constructor.ConstructorError(
                 None, None, "YAML aliases/anchors are not allowed", event.start_mark
             )
-        return super().compose_node(parent, index)
+        if self._depth >= MAX_YAML_DEPTH:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"nested more than {MAX_YAML_DEPTH} levels deep", self.peek_event().start_mark
+            )
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
     def construct_mapping(self, node, deep=False):  # type: ignore[override]
         seen: set[Any] = set()

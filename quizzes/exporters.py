@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import html
 import io
 from pathlib import Path
 from typing import Any
@@ -86,33 +87,41 @@ def explanation_to_data(explanation: Explanation) -> dict[str, Any]:
 
 
 CSV_COLUMNS = ["id", "kind", "sections", "topics", "retired", *CONTENT_COLUMNS]
+# A cell starting with one of these is a formula to Excel, LibreOffice and Google Sheets (OWASP's list).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A text cell that a spreadsheet will show as text: one starting like a formula gets a leading `'`."""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def course_to_csv(course: Course) -> str:
-    """One row per card; list fields joined with ' | '."""
+    """One row per card; list fields joined with ' | '; every text cell neutralized by csv_cell."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS)
     writer.writeheader()
     for card in course.cards.order_by("source_file", "position").prefetch_related("sections", "topics"):
-        writer.writerow(
-            {
-                "id": card.slug,
-                "kind": card.kind,
-                "sections": " | ".join(s.slug for s in card.sections.all()),
-                "topics": " | ".join(t.slug for t in card.topics.all()),
-                "retired": card.retired,
-                "prompt": card.prompt,
-                "answer": card.answer,
-                "explanation": card.explanation,
-                "common_wrong_answer": card.common_wrong_answer,
-                "key_points": " | ".join(card.key_points),
-                "choices": " | ".join(card.choices),
-                "numeric_answer": "" if card.numeric_answer is None else card.numeric_answer,
-                "unit": card.unit,
-                "tolerance": "" if card.tolerance is None else card.tolerance,
-                "reversible": card.reversible,
-            }
-        )
+        row = {
+            "id": card.slug,
+            "kind": card.kind,
+            "sections": " | ".join(s.slug for s in card.sections.all()),
+            "topics": " | ".join(t.slug for t in card.topics.all()),
+            "retired": card.retired,
+            "prompt": card.prompt,
+            "answer": card.answer,
+            "explanation": card.explanation,
+            "common_wrong_answer": card.common_wrong_answer,
+            "key_points": " | ".join(card.key_points),
+            "choices": " | ".join(card.choices),
+            "numeric_answer": "" if card.numeric_answer is None else card.numeric_answer,
+            "unit": card.unit,
+            "tolerance": "" if card.tolerance is None else card.tolerance,
+            "reversible": card.reversible,
+        }
+        writer.writerow({k: csv_cell(v) for k, v in row.items()})
     return out.getvalue()
 
 
@@ -191,29 +200,31 @@ def _list_html(items: list[str]) -> str:
 
 
 def card_to_note(card: Card) -> genanki.Note:
+    """An Anki note of the card. Anki renders fields as HTML, so every field goes in safe: rendered
+    markdown through the allow-list again, plain text (unit, numbers, ids) escaped."""
+    from quizzes.markdown import sanitize_html
+
     guid = genanki.guid_for("tilewise", card.course.slug, card.slug)
+    prompt, answer, explanation = (
+        sanitize_html(h) for h in (card.prompt_html, card.answer_html, card.explanation_html)
+    )
+    slug = html.escape(card.slug)
     if card.kind == "basic":
         model = MODELS["basic-reversed" if card.reversible else "basic"]
-        fields = [card.prompt_html, card.answer_html, card.slug]
+        fields = [prompt, answer, slug]
     elif card.kind == "interview":
         model = MODELS["interview"]
-        fields = [
-            card.prompt_html,
-            card.answer_html,
-            card.common_wrong_answer_html,
-            _list_html(card.key_points),
-            card.slug,
-        ]
+        fields = [prompt, answer, sanitize_html(card.common_wrong_answer_html), _list_html(card.key_points), slug]
     elif card.kind == "predict":
         model = MODELS["predict"]
-        fields = [card.prompt_html, _list_html(card.choices), card.answer_html, card.explanation_html, card.slug]
+        fields = [prompt, _list_html(card.choices), answer, explanation, slug]
     elif card.kind == "numeric":
         model = MODELS["numeric"]
         tol = f"±{card.tolerance * 100:g}%" if card.tolerance is not None else ""
-        fields = [card.prompt_html, f"{card.numeric_answer:g}", card.unit, tol, card.explanation_html, card.slug]
+        fields = [prompt, f"{card.numeric_answer:g}", html.escape(card.unit), tol, explanation, slug]
     else:
         model = MODELS["recall"]
-        fields = [card.prompt_html, card.answer_html, card.slug]
+        fields = [prompt, answer, slug]
     tags = [t.slug for t in card.topics.all()] + [card.kind]
     return genanki.Note(model=model, fields=fields, guid=guid, tags=tags)
 

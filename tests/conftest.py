@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,16 +39,21 @@ def wait_for_worker(hostname: str, timeout: float = 60.0) -> dict:
     raise TimeoutError(f"worker {hostname} did not come up within {timeout}s")
 
 
-@contextlib.contextmanager
+@contextmanager
 def running_worker(
-    log_path: Path, *, queues: str = "default,gpu", env: dict[str, str] | None = None, name: str = "test"
+    log_path: Path,
+    *,
+    queues: str = "default,gpu",
+    env: dict[str, str] | None = None,
+    name: str = "test",
+    wait=None,
 ):
-    """A real `celery worker` process (solo pool) on the test broker and database, until the block ends."""
+    """A real `celery worker` process (solo pool) on the broker of REDIS_URL (or env's) and the test database,
+    until the block ends. `wait(hostname)` returns once it is up (default: its heartbeat in the test's Redis)."""
     hostname = f"{name}-{uuid.uuid4().hex[:8]}@localhost"
     child_env = {
         **os.environ,
         "DATABASE_URL": database_url_for_subprocess(),
-        "REDIS_URL": os.environ["REDIS_URL"],
         "WORKER_HEARTBEAT_TTL": "6",
         **(env or {}),
     }
@@ -64,16 +69,10 @@ def running_worker(
         start_new_session=True,
     )
     try:
-        info = wait_for_worker(hostname)
+        info = (wait or wait_for_worker)(hostname)
         yield {"hostname": hostname, "process": proc, "info": info, "log": log_path}
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop_process_group(proc)
         log.close()
 
 
@@ -82,6 +81,42 @@ def celery_worker_process(transactional_db, tmp_path):
     """A real `celery worker` process on the real broker, consuming both queues."""
     with running_worker(tmp_path / "worker.log") as worker:
         yield worker
+
+
+def stop_process_group(proc: subprocess.Popen) -> None:
+    """SIGTERM to the process's group, SIGKILL if it has not ended 20 s later."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+@contextmanager
+def asgi_process(log_path: Path, env: dict[str, str], port: int | None = None):
+    """uvicorn serving tutor.asgi on a loopback port (free, unless given), on the test database. Yields
+    (base URL, process)."""
+    port = port or free_port()
+    env = {**os.environ, "DATABASE_URL": database_url_for_subprocess(), "WORKER_HEARTBEAT_TTL": "6", **env}
+    log = open(log_path, "a")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "tutor.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
+        + ["--no-access-log"],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_http(f"{url}/healthz", proc, log_path)
+        yield url, proc
+    finally:
+        stop_process_group(proc)
+        log.close()
 
 
 @pytest.fixture
@@ -95,36 +130,10 @@ def asgi_server(transactional_db, tmp_path):
 
     base, _, db = os.environ["REDIS_URL"].rpartition("/")
     server_redis = f"{base}/{(int(db or 0) + 1) % 16}"
-    port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url_for_subprocess(),
-        "REDIS_URL": server_redis,
-        "WORKER_HEARTBEAT_TTL": "6",
-    }
-    log_path = tmp_path / "uvicorn.log"
-    log = open(log_path, "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "tutor.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
-        + ["--no-access-log"],
-        cwd=REPO,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
     try:
-        wait_for_http(f"{url}/healthz", proc, log_path)
-        yield url
+        with asgi_process(tmp_path / "uvicorn.log", {"REDIS_URL": server_redis}) as (url, _):
+            yield url
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        log.close()
         redis.Redis.from_url(server_redis).flushdb()
 
 

@@ -241,6 +241,8 @@ CELERY_TASK_SEND_SENT_EVENT = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
 # A lab run is stopped (and reported) after this many seconds.
 LAB_SOFT_TIME_LIMIT = env_int("LAB_SOFT_TIME_LIMIT", 600, minimum=10)
+# Workers look this often for queued runs whose queue message was lost, and re-send those sent longer ago.
+LAB_REQUEUE_SECONDS = env_int("LAB_REQUEUE_SECONDS", 60, minimum=1, maximum=86400)
 # Torch threads of a CPU lab run (1 keeps timings steady on a shared machine) and the folder of the
 # roofline calibration cache (None: the labs' default, ~/.cache/tilewise-labs). labs.services passes
 # both to run_experiment; the lab code itself reads no environment.

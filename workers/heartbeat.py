@@ -146,3 +146,9 @@ def live_workers() -> list[dict[str, object]]:
             worker["device"].setdefault("device_kind", worker["device"].get("kind"))  # a worker from before kinds
             workers.append(worker)
     return sorted(workers, key=lambda w: str(w["hostname"]))
+
+
+def heartbeats_complete() -> bool:
+    """Whether every live worker has announced itself since Redis started: false for the first
+    WORKER_HEARTBEAT_TTL seconds after a restart, when live_workers() can miss workers that are alive."""
+    return int(get_redis().info("server")["uptime_in_seconds"]) >= settings.WORKER_HEARTBEAT_TTL

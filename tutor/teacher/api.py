@@ -8,6 +8,7 @@ whole, so tokens would not reach the browser as the model sends them.
 from __future__ import annotations
 
 import json
+import time
 
 from asgiref.sync import sync_to_async
 from django.db import close_old_connections
@@ -27,7 +28,7 @@ from tutor.errors import DomainError, ErrorSerializer
 from tutor.review.api import OwnedViewSet
 from tutor.teacher.chat import answer_events, check_limits, start_conversation
 from tutor.teacher.grade_requests import grade_now_or_queue
-from tutor.teacher.models import AnswerGrade, ChatTurn, Conversation
+from tutor.teacher.models import STREAM_FLUSH_SECONDS, AnswerGrade, ChatTurn, Conversation
 from tutor.text_input import text_problem
 
 
@@ -80,14 +81,16 @@ async def ask(request, pk: int):
         return JsonResponse(exc.as_dict(), status=exc.status)
 
     async def stream():
+        released = 0.0
         try:
             async for event in answer_events(conversation, question):
-                kind = event["event"]
                 yield _sse(event)
-                if kind == "meta":
-                    # The question is stored; the model may take a while. Give the request's database
-                    # connection back (to the pool) meanwhile, instead of holding it idle for the stream.
+                if time.monotonic() - released >= STREAM_FLUSH_SECONDS:
+                    # The question is stored and the answer saves itself as it streams; the model may take a
+                    # while. Give the database connection back (to the pool) meanwhile, instead of holding
+                    # it idle for the whole stream.
                     await sync_to_async(close_old_connections)()
+                    released = time.monotonic()
         except DomainError as exc:
             yield _sse({"event": "error", "detail": exc.message})
 
@@ -98,6 +101,12 @@ async def ask(request, pk: int):
 
 
 class TurnSerializer(serializers.ModelSerializer):
+    notice = serializers.CharField(source="shown_notice", read_only=True)
+    streaming = serializers.SerializerMethodField(help_text="The answer is being written now.")
+
+    def get_streaming(self, turn: ChatTurn) -> bool:
+        return turn.streaming and not turn.cut_off
+
     class Meta:
         model = ChatTurn
         fields = [
@@ -110,6 +119,7 @@ class TurnSerializer(serializers.ModelSerializer):
             "citations",
             "hint_mode",
             "complete",
+            "streaming",
             "notice",
             "created_at",
         ]

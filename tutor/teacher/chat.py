@@ -1,7 +1,9 @@
 """The teacher's conversations: what to retrieve, which mode answers, and what is stored.
 
-The learner's question is saved before anything is generated and the answer is saved as it
-ends (partial answers are kept and marked), so no chat turn is lost.
+The learner's question is saved before anything is generated. The answer's turn is stored when it
+starts (`streaming`), its text saved at most every STREAM_FLUSH_SECONDS while it streams, and marked
+complete or incomplete when it ends; a turn still `streaming` long after its last save was cut off by
+a web process that stopped (ChatTurn.cut_off), and readers show it as incomplete. No turn is lost.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from tutor.review.services import learner_settings, lock_learner
 from tutor.review.study_sessions import touch_session
 from tutor.teacher import llm, notes_answer, prompts
 from tutor.teacher.answer_plan import Plan, default_course, plan_answer
-from tutor.teacher.models import ChatTurn, Conversation
+from tutor.teacher.models import STREAM_FLUSH_SECONDS, ChatTurn, Conversation
 from tutor.text_input import text_problem
 
 MAX_QUESTION_CHARS = 2000
@@ -166,22 +168,33 @@ def prepare(conversation: Conversation, question: str, *, context: str = "") -> 
     )
 
 
-def save_answer(
-    conversation: Conversation, prepared: Prepared, text: str, *, mode: str, complete: bool, notice: str = ""
-) -> ChatTurn:
+def start_answer(conversation: Conversation, prepared: Prepared, *, mode: str) -> ChatTurn:
+    """The answer's turn, stored before its first token: if the process dies mid-stream, it stays behind."""
     return ChatTurn.objects.create(
         conversation=conversation,
         role=ChatTurn.Role.ASSISTANT,
-        text=text,
-        text_html=render_markdown(text),
+        text="",
         mode=mode,
         model=llm.model_name() if mode == ChatTurn.Mode.LLM else "",
         citations=prepared.plan.citations(),
         explanation=prepared.plan.explanation,
         hint_mode=prepared.hint,
-        complete=complete,
-        notice=notice[:300],
+        complete=False,
+        streaming=True,
     )
+
+
+def flush_answer(turn: ChatTurn, text: str) -> None:
+    """Save the text streamed so far (and that the stream is alive)."""
+    ChatTurn.objects.filter(pk=turn.pk).update(text=text, text_html=render_markdown(text), updated_at=timezone.now())
+
+
+def finish_answer(turn: ChatTurn, text: str, *, mode: str, complete: bool, notice: str = "") -> ChatTurn:
+    turn.text, turn.text_html, turn.mode = text, render_markdown(text), mode
+    turn.model = llm.model_name() if mode == ChatTurn.Mode.LLM else ""
+    turn.complete, turn.streaming, turn.notice, turn.updated_at = complete, False, notice[:300], timezone.now()
+    turn.save(update_fields=["text", "text_html", "mode", "model", "complete", "streaming", "notice", "updated_at"])
+    return turn
 
 
 async def answer_events(conversation: Conversation, question: str, *, context: str = "") -> AsyncIterator[dict]:
@@ -189,14 +202,19 @@ async def answer_events(conversation: Conversation, question: str, *, context: s
     prepared = await sync_to_async(prepare)(conversation, question, context=context)
     plan = prepared.plan
     use_llm = llm.llm_configured() and plan.answerable
+    turn = await sync_to_async(start_answer)(
+        conversation, prepared, mode=ChatTurn.Mode.LLM if use_llm else ChatTurn.Mode.COURSE_NOTES
+    )
     yield {
         "event": "meta",
         "citations": plan.citations(),
         "hint": prepared.hint,
-        "mode": ChatTurn.Mode.LLM if use_llm else ChatTurn.Mode.COURSE_NOTES,
+        "mode": turn.mode,
+        "turn": turn.pk,
     }
     pieces: list[str] = []
     notice = ""
+    flushed = time.monotonic()
     if use_llm:
         messages = prompts.chat_messages(
             question, plan, prepared.history, hint=prepared.hint, extra_context=prepared.context
@@ -208,11 +226,14 @@ async def answer_events(conversation: Conversation, question: str, *, context: s
                     event["received_at"] = time.time()
                 pieces.append(piece)
                 yield event
+                if time.monotonic() - flushed >= STREAM_FLUSH_SECONDS:
+                    await sync_to_async(flush_answer)(turn, "".join(pieces))
+                    flushed = time.monotonic()
         except llm.LLMUnavailable as exc:
             notice = f"The language model could not answer ({exc})"
             if pieces:  # cut off mid-answer: keep what arrived, say so
-                turn = await sync_to_async(save_answer)(
-                    conversation, prepared, "".join(pieces), mode=ChatTurn.Mode.LLM, complete=False, notice=notice
+                turn = await sync_to_async(finish_answer)(
+                    turn, "".join(pieces), mode=ChatTurn.Mode.LLM, complete=False, notice=notice
                 )
                 yield {"event": "notice", "text": notice + "; the answer above is incomplete."}
                 yield {"event": "done", "turn": turn.pk, "html": turn.text_html, "complete": False}
@@ -228,6 +249,6 @@ async def answer_events(conversation: Conversation, question: str, *, context: s
     else:
         text = "".join(pieces)
     mode = ChatTurn.Mode.LLM if use_llm else ChatTurn.Mode.COURSE_NOTES
-    turn = await sync_to_async(save_answer)(conversation, prepared, text, mode=mode, complete=True, notice=notice)
+    turn = await sync_to_async(finish_answer)(turn, text, mode=mode, complete=True, notice=notice)
     offer = None if conversation.lab_run_id or prepared.hint else await sync_to_async(lab_offer)(plan)
     yield {"event": "done", "turn": turn.pk, "html": turn.text_html, "complete": True, "lab_offer": offer}

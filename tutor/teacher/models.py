@@ -7,8 +7,11 @@ no table, migration or raw SQL.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from tutor.review.models import StudySession
 
@@ -68,6 +71,9 @@ class ChatTurn(models.Model):
     citations = models.JSONField(default=list, blank=True)
     hint_mode = models.BooleanField(default=False)
     complete = models.BooleanField(default=True, help_text="False if the answer stream was cut off.")
+    streaming = models.BooleanField(
+        default=False, help_text="The answer is being written: stored at its start, its text saved as it streams."
+    )
     notice = models.CharField(max_length=300, blank=True, help_text="E.g. why the LLM was not used.")
     explanation = models.ForeignKey(
         "quizzes.Explanation",
@@ -78,6 +84,9 @@ class ChatTurn(models.Model):
         help_text="The authored explanation the answer was built on, if any.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(
+        default=timezone.now, help_text="Last saved (a streaming answer: its last flush)."
+    )
 
     class Meta:
         app_label = "tutor"
@@ -85,6 +94,26 @@ class ChatTurn(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role}: {self.text[:60]}"
+
+    @property
+    def cut_off(self) -> bool:
+        """A streaming answer not saved for longer than the stream can pause: its web process stopped."""
+        return self.streaming and timezone.now() - self.updated_at > stream_stale_after()
+
+    @property
+    def shown_notice(self) -> str:
+        if self.cut_off:
+            return self.notice or CUT_OFF_NOTICE
+        return self.notice
+
+
+CUT_OFF_NOTICE = "The answer was cut off: the server stopped while writing it. Ask again for a full answer."
+STREAM_FLUSH_SECONDS = 1.0  # a streaming answer's text is saved at most this often
+
+
+def stream_stale_after() -> timedelta:
+    """How long a live stream can go without saving: the model's longest silence, plus a flush and a margin."""
+    return timedelta(seconds=settings.LLM_TIMEOUT + 2 * STREAM_FLUSH_SECONDS + 5)
 
 
 class AnswerGrade(models.Model):

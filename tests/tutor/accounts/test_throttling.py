@@ -95,7 +95,7 @@ def test_logging_in_to_ones_own_account_does_not_clear_failures_against_others(l
 def test_the_token_endpoint_answers_429_json_with_the_wait(client, learner):
     for _ in range(4):
         response = client.post("/api/auth/token/", {"username": "ada", "password": "wrong"})
-        assert response.status_code == 400 and "detail" in response.json()
+        assert response.status_code == 401 and "detail" in response.json()
     response = client.post(
         "/api/auth/token/", {"username": "ada", "password": "wrong"}, content_type="application/json"
     )

@@ -28,10 +28,12 @@ def test_token_login_accepts_json_too(client, learner):
     assert response.status_code == 200 and len(response.json()["token"]) == 40
 
 
-def test_a_wrong_password_is_a_400_with_detail(client, learner):
+def test_a_wrong_password_is_a_401_with_detail_and_a_missing_field_a_400(client, learner):
     response = client.post("/api/auth/token/", {"username": "ada", "password": "nope"})
-    assert response.status_code == 400
+    assert response.status_code == 401
     assert response.json()["detail"] == "Unable to log in with this username and password."
+    missing = client.post("/api/auth/token/", {"username": "ada"})
+    assert missing.status_code == 400 and missing.json()["field"] == "password"
 
 
 def test_logging_in_again_returns_the_same_token_until_it_expires(client, learner):

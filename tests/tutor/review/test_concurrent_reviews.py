@@ -1,6 +1,8 @@
 """Two connections submitting at the same moment (real PostgreSQL in CI; SQLite locally)."""
 
+import http.client
 import threading
+import time
 import uuid
 
 import pytest
@@ -92,3 +94,76 @@ def test_a_class_submitting_at_the_same_moment_all_get_through(asgi_server, ship
     answers = in_parallel(30, submit)
     assert [status for status, _ in answers] == [201] * 30, [a for a in answers if a[0] != 201][:3]
     assert ReviewLog.objects.count() == 30
+
+
+@pytest.mark.services
+def test_with_postgres_connections_killed_mid_stream_every_acknowledged_review_is_logged_once(
+    asgi_server, shipped_course
+):
+    """6 learners submit back to back through the real server, each retrying a failed submit with the same
+    idempotency key, while another connection terminates all of the server's PostgreSQL backends, 5 times
+    0.5 s apart (the pool replaces them: each connection is checked as it leaves it)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("pg_terminate_backend is PostgreSQL's; SQLite has no server connections to kill")
+    import psycopg
+
+    from tests.conftest import database_url_for_subprocess
+
+    learners, per_learner = 6, 30
+    cards = list(Card.objects.filter(retired=False).order_by("pk")[:per_learner])
+    users = [User.objects.create_user(f"faulty{i}") for i in range(learners)]
+    tokens = [Token.objects.create(user=u).key for u in users]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        own_pid = cursor.fetchone()[0]
+    stop = threading.Event()
+    killed: list[int] = []
+
+    def killer():
+        with psycopg.connect(database_url_for_subprocess(), autocommit=True) as db:
+            for _ in range(5):
+                if stop.wait(0.5):
+                    return
+                rows = db.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND backend_type = 'client backend' AND pid NOT IN (pg_backend_pid(), %s)",
+                    [own_pid],
+                ).fetchall()
+                killed.append(len(rows))
+
+    acknowledged: dict[str, int] = {}  # idempotency key -> user id
+    failures: list[tuple[int, str]] = []
+
+    def learner_submits(index: int) -> None:
+        for card in cards:
+            key = uuid.uuid4().hex
+            body = {"card": card.pk, "rating": 3, "idempotency_key": key}
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                try:
+                    status, text = http_call("POST", f"{asgi_server}/api/review/submit/", tokens[index], body, 20)
+                except (OSError, http.client.HTTPException) as exc:  # the connection itself failed: send again
+                    status, text = 0, str(exc)
+                if 200 <= status < 300:
+                    acknowledged[key] = users[index].pk
+                    break
+                failures.append((status, text[:200]))
+                time.sleep(0.05)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    try:
+        clients = [threading.Thread(target=learner_submits, args=(i,)) for i in range(learners)]
+        for t in clients:
+            t.start()
+        for t in clients:
+            t.join(300)
+    finally:
+        stop.set()
+        thread.join(10)
+    assert sum(killed) > 0, "no backend was terminated: the test tested nothing"
+    assert len(acknowledged) == learners * per_learner, (len(acknowledged), failures[:5])
+    logged = list(ReviewLog.objects.filter(user__in=users).values_list("idempotency_key", "user_id"))
+    assert len(logged) == len(set(logged)) == learners * per_learner
+    assert set(logged) == set(acknowledged.items())
+    assert all(status >= 500 or status == 0 for status, _ in failures), failures[:5]  # never a 4xx for a retry

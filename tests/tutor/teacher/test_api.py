@@ -100,3 +100,105 @@ def test_parallel_grade_requests_queue_at_most_the_limit(asgi_server, learner, s
     refusal = json.loads(next(body for status, body in answers if status == 429))
     assert "waiting to be graded" in refusal["detail"] and refusal["field"] == "answer"
     assert AnswerGrade.objects.filter(user=learner).count() == MAX_QUEUED_GRADES
+
+
+class SlowModelServer:
+    """An OpenAI-compatible server on loopback whose chat completions stream one word every 50 ms for
+    minutes: a model answer long enough to kill the web process in the middle of it."""
+
+    def __init__(self):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's name
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                try:
+                    for i in range(5000):
+                        chunk = {
+                            "id": "c1",
+                            "object": "chat.completion.chunk",
+                            "created": 0,
+                            "model": "slow",
+                            "choices": [{"index": 0, "delta": {"content": f"word{i} "}, "finish_reason": None}],
+                        }
+                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                        self.wfile.flush()
+                        time.sleep(0.05)
+                    self.wfile.write(b"data: [DONE]\n\n")
+                except OSError:  # the web process went away
+                    pass
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.services
+def test_a_web_process_killed_mid_answer_leaves_the_turn_marked_incomplete(learner, shipped_course, tmp_path):
+    """The question is stored before the stream and the answer as it streams: after a SIGKILL of the server
+    mid-answer and a restart, the conversation shows the question and the partial answer, marked incomplete."""
+    import os
+    import signal
+    import urllib.request
+
+    from tests.conftest import asgi_process, free_port
+    from tutor.teacher.models import CUT_OFF_NOTICE
+
+    model = SlowModelServer()
+    token = Token.objects.create(user=learner).key
+    conversation = start_conversation(user=learner)
+    port = free_port()
+    env = {"LLM_BASE_URL": model.url, "LLM_MODEL": "slow", "LLM_TIMEOUT": "2", "REDIS_URL": os.environ["REDIS_URL"]}
+    question = "What does kernel fusion save?"
+    received = ""
+    try:
+        with asgi_process(tmp_path / "web.log", env, port) as (url, proc):
+            request = urllib.request.Request(
+                f"{url}/api/teacher/conversations/{conversation.pk}/ask/",
+                data=json.dumps({"question": question}).encode(),
+                headers={"Authorization": f"Token {token}", "Content-Type": "application/json"},
+                method="POST",
+            )
+            response = urllib.request.urlopen(request, timeout=180)  # the first question loads the matcher
+            started = None
+            while started is None or time.monotonic() - started < 2.5:  # past a flush or two of the text
+                line = response.readline().decode()
+                if started is None and line.startswith("event: token"):
+                    started = time.monotonic()
+                if line.startswith("data: ") and '"text"' in line:
+                    received += json.loads(line[6:]).get("text", "")
+            assert received.count("word") > 10
+            os.killpg(proc.pid, signal.SIGKILL)  # no shutdown, no finally: the process is gone
+            proc.wait(10)
+            response.close()
+        stored = ChatTurn.objects.get(conversation=conversation, role="assistant")
+        assert stored.streaming and not stored.complete and stored.text and received.startswith(stored.text)
+        with asgi_process(tmp_path / "web.log", env, port) as (url, _):
+            deadline = time.monotonic() + 30
+            while True:
+                status, body = http_call("GET", f"{url}/api/teacher/conversations/{conversation.pk}/", token)
+                assert status == 200, body
+                turns = json.loads(body)["turns"]
+                if not turns[-1]["streaming"]:
+                    break
+                assert time.monotonic() < deadline, turns[-1]
+                time.sleep(0.5)
+    finally:
+        model.close()
+    assert [t["role"] for t in turns] == ["user", "assistant"]
+    assert turns[0]["text"] == question
+    answer = turns[1]
+    assert answer["complete"] is False and answer["notice"] == CUT_OFF_NOTICE
+    assert answer["text"].startswith("word0 word1") and received.startswith(answer["text"])
