@@ -220,7 +220,8 @@ def test_runs_queued_when_redis_restarts_all_finish_or_fail_with_a_reason(
                     assert status == 201, body
                     ids.append(json.loads(body)["id"])
             wait_for(ids[0], {"running", "done"})
-            assert len(task_ids_waiting(broker.url)) >= 3  # the rest wait in Redis, one behind the other
+            queues = set(LabRun.objects.filter(pk__in=ids).values_list("queue", flat=True))
+            assert len(task_ids_waiting(broker.url, queues)) >= 3  # the rest wait in Redis, one behind the other
             broker.kill()
             time.sleep(1)
             broker.start()  # empty: the queue and the unacknowledged messages are gone
@@ -235,13 +236,13 @@ def test_runs_queued_when_redis_restarts_all_finish_or_fail_with_a_reason(
     assert sum(run.status == "done" for run in ends) == len(ends), [(r.pk, r.status, r.error) for r in ends]
 
 
-def task_ids_waiting(url: str) -> set[str] | None:
-    """The task ids the Redis broker at `url` holds, queued or delivered (None: unreachable)."""
+def task_ids_waiting(url: str, queues: set[str]) -> set[str] | None:
+    """The task ids the Redis broker at `url` holds, queued in `queues` or delivered (None: unreachable)."""
     from celery import Celery
 
     from workers.queues import task_ids_in_broker
 
-    return task_ids_in_broker(Celery("probe", broker=url, set_as_current=False))
+    return task_ids_in_broker(Celery("probe", broker=url, set_as_current=False), queues=tuple(queues))
 
 
 def test_a_queued_run_the_broker_lost_is_sent_again_then_failed_with_the_reason(learner, settings):
