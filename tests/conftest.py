@@ -16,6 +16,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 
 REPO = Path(__file__).resolve().parent.parent
+TEST_SERVER_APP_NAME = "tilewise-test-server"  # application_name of asgi_server's PostgreSQL connections
 
 
 def database_url_for_subprocess() -> str:
@@ -131,7 +132,10 @@ def asgi_server(transactional_db, tmp_path):
     base, _, db = os.environ["REDIS_URL"].rpartition("/")
     server_redis = f"{base}/{(int(db or 0) + 1) % 16}"
     try:
-        with asgi_process(tmp_path / "uvicorn.log", {"REDIS_URL": server_redis}) as (url, _):
+        # PGAPPNAME names the server's PostgreSQL connections (libpq reads it), so that a fault test can kill
+        # those and never the test process's own.
+        env = {"REDIS_URL": server_redis, "PGAPPNAME": TEST_SERVER_APP_NAME}
+        with asgi_process(tmp_path / "uvicorn.log", env) as (url, _):
             yield url
     finally:
         redis.Redis.from_url(server_redis).flushdb()
