@@ -5,7 +5,7 @@ time moved forward in this process with time-machine: the live server runs in a 
 sees the later clock, exactly as it would a day later.
 """
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 import time_machine
@@ -17,8 +17,9 @@ from labs.models import LabRun
 from quizzes.models import Card, CardEdit
 from tests.browser.accessibility import assert_accessible, open_page
 from tests.conftest import browser_login
+from tutor.review.days import day_bounds, learner_zone, study_day
 from tutor.review.models import CardState, ReviewLog
-from tutor.review.services import submit_review
+from tutor.review.services import learner_settings, submit_review
 from tutor.teacher.models import Conversation
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -34,6 +35,20 @@ def first_cards_with_a_predict_and_a_numeric(course) -> list[Card]:
     Card.objects.filter(pk=predict.pk).update(position=25)
     Card.objects.filter(pk=numeric.pk).update(position=65)
     return list(Card.objects.filter(course=course, retired=False).order_by("position", "pk")[:FIRST_DAY])
+
+
+def tomorrow_once_due(learner, cards: list[Card]) -> datetime:
+    """A moment in the learner's next study day by which every card learnt today is due.
+
+    Not simply now + 25 h: the study day starts at 04:00, so from a run between 03:00 and 04:00 that
+    would land two study days later, where yesterday's streak has lapsed.
+    """
+    zone = learner_zone(learner_settings(learner).timezone)
+    start, end = day_bounds(study_day(timezone.now(), zone) + timedelta(days=1), zone)
+    latest_due = max(CardState.objects.filter(user=learner, card__in=cards).values_list("due", flat=True))
+    moment = max(start + timedelta(hours=1), latest_due + timedelta(minutes=1))
+    assert moment < end, f"the cards learnt today are due only after tomorrow ({latest_due})"
+    return moment
 
 
 def shown_card(page) -> str:
@@ -143,7 +158,7 @@ def test_a_new_learners_first_day_and_the_day_after(live_server, browser, shippe
     assert page.locator("#home-conversation a").get_attribute("href") == f"/teacher/{conversation.pk}/"
 
     # Tomorrow: the cards learnt today are due again.
-    with time_machine.travel(timezone.now() + timedelta(days=1, hours=1), tick=True):
+    with time_machine.travel(tomorrow_once_due(learner, first_ten), tick=True):
         page.goto(f"{live_server.url}/")
         due = int(page.inner_text("#home-due"))
         assert due == CardState.objects.filter(user=learner, card__in=first_ten).count() == FIRST_DAY

@@ -3,16 +3,20 @@
 import re
 import uuid
 from datetime import timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.utils import timezone
 
 from labs.models import LabRun
 from quizzes.models import Card
+from tutor.review.days import day_bounds, study_day
 from tutor.review.services import submit_review
 from tutor.teacher.models import Conversation
 
 pytestmark = pytest.mark.django_db
+
+UTC_ZONE = ZoneInfo("UTC")
 
 
 def figure(html: str, element_id: str) -> str:
@@ -21,8 +25,16 @@ def figure(html: str, element_id: str) -> str:
     return match.group(1).strip()
 
 
-def review(user, cards, *, days_ago: float, rating: int = 3) -> None:
-    at = timezone.now() - timedelta(days=days_ago)
+def review(user, cards, *, days_ago: int, rating: int = 3) -> None:
+    """Review the cards `days_ago` study days back, halfway between that day's 04:00 start and this hour.
+
+    Not now - N days: a review a few minutes ago falls on yesterday's study day when the tests run just
+    after 04:00 (UTC, the learners' zone here).
+    """
+    now = timezone.now()
+    today = study_day(now, UTC_ZONE)
+    start, _ = day_bounds(today, UTC_ZONE)
+    at = start - timedelta(days=days_ago) + (now - start) / 2
     for card in cards:
         submit_review(user=user, card_id=card.pk, rating=rating, idempotency_key=uuid.uuid4().hex, reviewed_at=at)
 
@@ -34,8 +46,8 @@ def history(learner, other_learner, shipped_course):
     review(learner, cards[:8], days_ago=9)
     review(learner, cards[:8], days_ago=2, rating=3)
     review(learner, cards[:3], days_ago=1, rating=1)
-    review(learner, cards[8:10], days_ago=0.01, rating=4)
-    review(other_learner, cards[:2], days_ago=0.01, rating=2)
+    review(learner, cards[8:10], days_ago=0, rating=4)
+    review(other_learner, cards[:2], days_ago=0, rating=2)
     return cards
 
 
@@ -70,7 +82,7 @@ def test_the_weakest_topic_links_its_section_and_a_lab_that_shows_it(client, lea
 def test_a_learner_with_nothing_due_sees_when_the_next_card_is_due(client, learner, shipped_course):
     only = Card.objects.filter(reversible=False).order_by("position").first()
     Card.objects.exclude(pk=only.pk).update(retired=True)
-    review(learner, Card.objects.filter(retired=False), days_ago=0.01, rating=4)
+    review(learner, Card.objects.filter(retired=False), days_ago=0, rating=4)
     client.force_login(learner)
     html = client.get("/").content.decode()
     queue = client.get("/api/review/queue/").json()

@@ -19,6 +19,7 @@ The same plan gates LLM mode: the model is only asked when the plan has somethin
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from quizzes.models import Card, Course, Explanation
 from tutor.teacher import explanation_match, intent
 from tutor.teacher.explanation_match import bare_term
 from tutor.teacher.question_rewrite import EVERYDAY_WORDS, course_words, english, fix_typos, rewrite
-from tutor.teacher.retrieval import Hit, get_index, retrieve, tokenize
+from tutor.teacher.retrieval import Hit, get_index, one_question, retrieve, tokenize
 
 # A word is one of the course's own terms when the course uses it at least this many times more
 # often, relative to its length, than English does (pyspellchecker's frequency list), and at least
@@ -35,7 +36,9 @@ from tutor.teacher.retrieval import Hit, get_index, retrieve, tokenize
 SPECIFICITY = 30.0
 MIN_USES = 3
 _TERM = re.compile(r"[A-Za-z][A-Za-z0-9.\-]*[A-Za-z0-9]|[A-Za-z]")  # "cp.async", "flash-attn", "x"
-_NAME = re.compile(r"(?<![0-9])[A-Za-z][A-Za-z0-9\-]*[A-Za-z0-9]")  # "MI300X", "flash-attn"; not "x64" of "128x64"
+# "MI300X", "flash-attn"; not "x64" of "128x64", nor "ve" of "I've"
+_NAME = re.compile(r"(?<![0-9'’])[A-Za-z][A-Za-z0-9\-]*[A-Za-z0-9]")
+_SHAPE = re.compile(r"^[A-Za-z](?:x[A-Za-z])+$")  # "NxN", "MxK": a shape, as the course writes "N×N"
 PASSAGE_COVERAGE = 0.35  # a passage covering this share of the question's weight can answer in fallback
 RARE_IN_ENGLISH = 1000  # occurrences in pyspellchecker's English frequency list (1.6 billion words)
 
@@ -49,6 +52,8 @@ class Plan:
     explanation: Explanation | None = None
     also: Explanation | None = None  # "difference between A and B": the explanation of B, beside A's
     support: Hit | None = None
+    quote: str = ""  # with an explanation: the sentences of `support` that add to it
+    already_said: str = ""  # a follow-up the previous answer already answers: its sentences that do
     hits: list[Hit] = field(default_factory=list)
     near: list[explanation_match.Match] = field(default_factory=list)
     uncovered: list[str] = field(default_factory=list)
@@ -114,10 +119,13 @@ def default_course(user) -> Course | None:
 def _course_counts(course: Course) -> tuple[Counter, frozenset[str]]:
     idx = get_index(course.slug)
     texts = [idx.text_of(p) for p in idx.passages] + [
-        f"{e.question} {' '.join(e.paraphrases)} {e.answer}"
+        # Not the paraphrases: they spell questions the way learners do, typos included ("kernal").
+        f"{e.question} {e.answer}"
         for e in explanation_match.get_index(course.slug).explanations.values()
     ]
     counts = Counter(w.lower() for text in texts for w in _TERM.findall(text))
+    # The first part of a compound counts as used too: "Llama-3-8B-style" speaks of Llama.
+    counts.update(w.split("-")[0] for w in list(counts.elements()) if "-" in w)
     return counts, course_words(texts)
 
 
@@ -149,16 +157,28 @@ def course_terms(text: str, counts: Counter) -> list[str]:
     return out
 
 
+def _names(question: str):
+    """The candidate names of a question, without the stems of contractions ("wouldn" of "wouldn't")."""
+    return (m for m in _NAME.finditer(question) if question[m.end() : m.end() + 2] not in ("'t", "’t"))
+
+
 def uncovered_terms(question: str, counts: Counter) -> list[str]:
     """Names in the question that the course never mentions: "MI300X", "JAX", "DeepSpeed" (capitals inside
-    or digits). A lower-case word is not taken for a name: "chatbot" is everyday wording, not a subject."""
+    or digits), and a capitalised word inside a sentence ("Ubuntu"). A lower-case word is not taken for a
+    name: "chatbot" is everyday wording, not a subject."""
     out = []
-    for word in dict.fromkeys(_NAME.findall(question)):
-        lower = word.lower()
-        if counts.get(lower):
+    for m in _names(question):
+        word = m.group(0)
+        if counts.get(word.lower()) or word in out or _SHAPE.match(word):
             continue
+        if "-" in word and counts.get(word.split("-")[0].lower()):
+            continue  # "Llama-3-style": the course speaks of Llama
         if word.isupper() or any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:]):
             out.append(word)
+        elif word[0].isupper():
+            before = question[: m.start()].rstrip(" \t\"'(*`")
+            if before and before[-1] not in ".!?:;\n":  # not the first word of a sentence
+                out.append(word)
     return out
 
 
@@ -169,7 +189,7 @@ def unknown_words(question: str, course: Course) -> list[str]:
     vocabulary = get_index(course.slug).bm25.idf if get_index(course.slug).bm25 else {}
     frequency = english().word_frequency
     out = []
-    for word in dict.fromkeys(_NAME.findall(question)):
+    for word in dict.fromkeys(m.group(0) for m in _names(question)):
         tokens = tokenize(word)
         lower = word.lower()
         if not tokens or any(t in vocabulary for t in tokens) or lower in EVERYDAY_WORDS:
@@ -220,7 +240,8 @@ def _previous_question(history: list[tuple[str, str]]) -> str | None:
 
 def plan_answer(question: str, **kwargs) -> Plan:
     """The plan for one question, with its citations worked out (see _decide for the arguments)."""
-    return _decide(question, **kwargs).cite()
+    with one_question():
+        return _decide(question, **kwargs).cite()
 
 
 def _decide(
@@ -243,22 +264,31 @@ def _decide(
     resolved = query or question
     follow_up = bool(previous) and query is None and intent.is_follow_up(question, own_terms)
     if follow_up:
-        resolved = f"{previous} {question}"
+        names = uncovered_terms(fix_typos(question, words), counts)
+        if names and set(tokenize(question)) <= set(tokenize(" ".join(names))):
+            # "what about on AMD?": all the follow-up adds is a subject the course never mentions.
+            return Plan("not_covered", course, question, uncovered=names)
+        resolved = f"{previous} {_reason_asked_of(question, previous_explanation_id, course)} {question}"
     rewritten = rewrite(resolved, words)
     # The detector reads the learner's own message; its paraphrase vote shares the vector of what is
     # matched when that is the same message (not a follow-up joined to its previous question).
     as_matched = rewritten if resolved == question else None
     if intent.is_instruction_to_the_teacher(question, course.slug, as_matched=as_matched):
         return Plan("declined", course, question)
-    matches = explanation_match.match(rewritten, course.slug, k=4)
+    hits = retrieve(rewritten, k=5, course=course.slug)
+    matches = lesson_vote(explanation_match.match(rewritten, course.slug, k=8), hits, course.slug)[:4]
     if follow_up and own_terms:
         matches = _favour_the_new_part(matches, rewrite(question, words), course.slug)
+    plan = Plan("not_covered", course, question, query=rewritten, hits=hits)
     if follow_up and matches and matches[0].explanation_id == previous_explanation_id:
+        said = already_said(question, explanation_match.get_index(course.slug).explanations[previous_explanation_id])
+        if said and matches[0].answers:
+            plan = _with_explanation(plan, matches[0], matches, exclude_card_id)
+            plan.already_said, plan.support, plan.quote, plan.uncovered = said, None, "", []
+            return plan
         fresh = [m for m in matches[1:] if m.answers]
         if fresh:
             matches = fresh + [m for m in matches if m not in fresh]
-    hits = retrieve(rewritten, k=5, course=course.slug)
-    plan = Plan("not_covered", course, question, query=rewritten, hits=hits)
     fixed = fix_typos(question, words)
     plan.uncovered = uncovered_terms(fixed, counts)
     unknown = unknown_words(fixed, course)
@@ -295,6 +325,68 @@ def _decide(
     return plan
 
 
+_BARE_REASON = re.compile(
+    r"^\W*(?:(?:and|but|so)\s+)?(?:why|how|how so|how come|why is that|why so|why not|how does that work)\W*$", re.I
+)
+
+
+def _reason_asked_of(question: str, previous_explanation_id: int | None, course: Course) -> str:
+    """A bare "why?" asks the reason for what the previous answer said, not the previous question again: the
+    answer's opening paragraph joins the query, so the match lands on the explanation of that claim."""
+    if previous_explanation_id is None or not _BARE_REASON.match(question):
+        return ""
+    explanation = explanation_match.get_index(course.slug).explanations.get(previous_explanation_id)
+    return explanation.answer.strip().split("\n\n")[0] if explanation else ""
+
+
+LESSON_VOTE = 0.1
+
+
+def lesson_vote(matches: list, hits: list[Hit], course_slug: str) -> list:
+    """Re-rank close explanation matches by where the lesson retrieval finds the question: an explanation
+    resting on a section the retrieval ranks high gains up to LESSON_VOTE (the top section's share of it)."""
+    if not hits or not matches or LESSON_VOTE == 0:
+        return matches
+    top = hits[0].score or 1.0
+    strength = {}
+    for hit in hits:
+        strength.setdefault(hit.passage.section_slug, hit.score / top)
+    idx = explanation_match.get_index(course_slug)
+
+    def vote(m) -> float:
+        sections = [s.slug for s in idx.explanations[m.explanation_id].sections.all()]
+        return max((strength.get(slug, 0.0) for slug in sections), default=0.0)
+
+    return sorted(matches, key=lambda m: (not m.answers, -(m.score + LESSON_VOTE * vote(m))))
+
+
+_QUANTITY_WORDS = frozenset(
+    tokenize("much many big bigger large larger long longer fast faster slow slower small smaller take takes took")
+)
+
+
+def already_said(follow_up: str, previous: Explanation) -> str:
+    """The sentences of the previous answer that hold every term the follow-up adds ("how long does it
+    take?" after an answer that says how long), and its measured numbers when the follow-up asks "how
+    much", in order; "" when it does not hold them all."""
+    numbers = explanation_match.question_kind(follow_up) == "quantity"
+    own = set(tokenize(follow_up))
+    if numbers:  # "how long does it take?" asks for the answer's figures, not for the words "long", "take"
+        own -= _QUANTITY_WORDS
+    elif not own:
+        return ""
+    sentences = _sentences(previous.answer)
+    holding = [
+        i
+        for i, sentence in enumerate(sentences)
+        if own & set(tokenize(sentence)) or (numbers and re.search(r"\d", sentence))
+    ]
+    found = set().union(*(set(tokenize(sentences[i])) for i in holding)) if holding else set()
+    if not holding or not own <= found or len(holding) > 3:
+        return ""
+    return " ".join(sentences[i] for i in holding)
+
+
 def _favour_the_new_part(matches, new_part: str, course_slug: str):
     """A follow-up is matched with its previous question for the topic; among those matches, rank first
     the ones that also answer what the follow-up adds ("how much faster?", "what about decode?")."""
@@ -307,10 +399,7 @@ def _with_explanation(plan: Plan, best, matches, exclude_card_id: int | None) ->
     plan.kind = "explanation"
     plan.explanation = explanation
     plan.near = [m for m in matches[1:] if m.answers][:2]
-    sections = {s.slug for s in explanation.sections.all()}
-    plan.support = next(
-        (h for h in plan.hits if h.passage.kind == "section" and h.passage.section_slug in sections and prose(h)), None
-    )
+    plan.support, plan.quote = supporting_quote(plan.query, explanation, plan.course.slug)
     plan.check_question = check_yourself(explanation, exclude_card_id)
     plan.lab = explanation.lab or None
     # Terms the question names that the explanation does not: the part of the question left uncovered.
@@ -384,7 +473,7 @@ def check_yourself(explanation: Explanation, exclude_card_id: int | None) -> str
                 if card.kind != Card.Kind.BASIC:
                     return card.prompt
                 term = card.prompt if card.prompt[:2].isupper() else card.prompt[:1].lower() + card.prompt[1:]
-                return f"In your own words: what is {term}?"
+                return f"In your own words: what does *{term}* mean?"  # right for "registers" and "warp" alike
     return None
 
 
@@ -399,7 +488,8 @@ def _sentences(text: str) -> list[str]:
         if not stripped or stripped.startswith(("|", "#", ">")):
             continue
         flat = " ".join(re.sub(r"^\s*(?:[-*+]|\d+\.)\s+", "", line) for line in stripped.splitlines())
-        out += [s.strip() for s in _SENTENCE.split(flat) if len(s.strip()) > 20 and not s.strip().endswith("?")]
+        # Not a question, nor a sentence that only introduces what follows it ("... keeps three values:").
+        out += [s.strip() for s in _SENTENCE.split(flat) if len(s.strip()) > 20 and not s.strip().endswith(("?", ":"))]
     return out
 
 
@@ -416,16 +506,43 @@ def opening(hit: Hit) -> str:
     return " ".join(prose(hit)[:2])
 
 
-def most_relevant(hit: Hit, query: str, width: int = 2) -> str:
-    """The `width` consecutive sentences of one passage that share most of the question's terms: a
-    supporting quote from a single place, not sentences stitched from several."""
-    sentences = prose(hit)
-    if len(sentences) <= width:
-        return " ".join(sentences)
-    terms = set(tokenize(query))
-    windows = [sentences[i : i + width] for i in range(len(sentences) - width + 1)]
-    best = max(windows, key=lambda w: (len(terms & set(tokenize(" ".join(w)))), -windows.index(w)))
-    return " ".join(best)
+@functools.lru_cache(maxsize=4096)
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(tokenize(text))
+
+
+@functools.lru_cache(maxsize=1024)
+def _windows(text: str) -> tuple[tuple[str, frozenset[str], bool], ...]:
+    """A passage's quotable windows (two consecutive statements), with their terms and whether they hold a
+    number: computed once per passage text, since every explanation answer reads them."""
+    sentences = _sentences(text)
+    windows = (" ".join(sentences[i : i + 2]) for i in range(max(1, len(sentences) - 1)))
+    return tuple((w, _terms(w), bool(re.search(r"\d", w))) for w in windows if w)
+
+
+def supporting_quote(query: str, explanation: Explanation, course_slug: str) -> tuple[Hit | None, str]:
+    """Two consecutive sentences of the lesson, in a section the explanation rests on, that add most of what
+    the question asks and the explanation does not say (its terms, weighted by rarity; a number when the
+    question asks "how much"). None when nothing there adds anything: the explanation then stands alone."""
+    idx = get_index(course_slug)
+    asked = set(tokenize(query))
+    said = _terms(explanation.answer)
+    # The learner's own numbers (sizes, counts) are not what a lesson sentence answers with: "32 numbers"
+    # is not "32 KiB".
+    weights = idx.term_weights(sorted(t for t in asked - said if not t.replace(".", "").isdigit()))
+    wants_number = explanation_match.question_kind(query) == "quantity" and not re.search(r"\d", explanation.answer)
+    sections = {s.slug for s in explanation.sections.all()}
+    best: tuple[float, Hit | None, str] = (0.0, None, "")
+    for passage in idx.passages:
+        if passage.kind != "section" or passage.section_slug not in sections:
+            continue
+        for window, terms, has_number in _windows(passage.text):
+            gain = sum(w for t, w in weights.items() if t in terms)
+            if wants_number and has_number:
+                gain *= 1.5
+            if gain > best[0]:
+                best = (gain, Hit(passage, gain), window)
+    return best[1], best[2]
 
 
 def _readable(hits: list[Hit], near: list) -> Hit | None:

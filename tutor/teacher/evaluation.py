@@ -3,9 +3,12 @@
 The evaluation set (eval/learner_questions.yaml) holds learner questions, written apart from the
 explanations, each with the facts a correct answer must contain (each fact a list of acceptable
 phrasings), claims it must not make, the section it belongs to, and whether the teacher should decline
-it (off-topic, instructions aimed at the teacher, another course's subject). It has three splits:
-thresholds are tuned on "tune" and reported on "test"; "fresh" was written later, before the teacher was
-asked any of it, and is only reported on.
+it (off-topic, instructions aimed at the teacher, another course's subject). Its splits:
+* "tune" and "dev" (eval/dev_questions.yaml, written later from the sections alone by someone who had
+  not read the explanations): the teacher is tuned on these;
+* "test" (the other half of "tune"'s file), "fresh" (written later, before the teacher was asked any of
+  it) and "holdout" (eval/holdout_questions.yaml, written like "dev" and at the same time): held out,
+  only reported on.
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -24,7 +27,9 @@ from asgiref.sync import async_to_sync
 
 from tutor.teacher.retrieval_bench import p95
 
-EVAL_FILE = Path(__file__).resolve().parent / "eval" / "learner_questions.yaml"
+EVAL_DIR = Path(__file__).resolve().parent / "eval"
+EVAL_FILES = tuple(EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout"))
+SPLITS = ("tune", "dev", "test", "fresh", "holdout")
 
 
 @dataclass(frozen=True)
@@ -67,8 +72,9 @@ class Outcome:
         return self.declined if self.item.declined else self.facts_ok and self.citation_ok
 
 
-def load_items(path: Path = EVAL_FILE, split: str | None = None) -> list[Item]:
-    rows = yaml.safe_load(path.read_text())["questions"]
+def load_items(path: Path | None = None, split: str | None = None) -> list[Item]:
+    """The questions of one split ("all" or None: every split), from `path` or from every shipped file."""
+    rows = [row for file in ([path] if path else EVAL_FILES) for row in yaml.safe_load(file.read_text())["questions"]]
     items = [
         Item(
             id=r["id"],

@@ -13,10 +13,12 @@ Two votes, each in [0, 1] whatever the question's length:
 * paraphrase: the cosine similarity of MiniLM sentence embeddings (tutor.teacher.minilm, numpy, no
   torch), which suits question-to-question matching and everyday wording.
 
-The score is their mean (lexical alone where the model is not installed). The cosine also says whether
-a question is about this course at all (DOMAIN_COSINE). The thresholds were chosen on the "tune" half of
-tutor/teacher/eval/learner_questions.yaml (`manage.py teacher_eval --split tune`) and are reported on
-the held-out "test" and "fresh" splits.
+The score is their mean (lexical alone where the model is not installed). A long question (a scenario
+in the learner's words) is also compared with each explanation's answer: the share of its term weight
+the answer's text holds can lift the score, by up to ANSWER_SHARE_MAX (see answer_share). The cosine
+also says whether a question is about this course at all (DOMAIN_COSINE). The thresholds and weights
+were chosen on the "tune" and "dev" splits of the evaluation set (`manage.py teacher_eval --split
+tune`, `--split dev`) and are reported on the held-out "test", "fresh" and "holdout" splits.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from tutor.teacher.retrieval import tokenize
+from tutor.teacher.retrieval import once_per_question, tokenize
 
 # At or above ANSWER the best explanation answers the question whole; between NEAR and ANSWER it is
 # offered as "did you mean". Without the paraphrase vote the lexical score alone is compared with
@@ -130,6 +132,14 @@ class ExplanationIndex:
         n = max(1, len(self.wordings))
         self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
         self.unseen_idf = math.log(1 + (n + 0.5) / 0.5)
+        # Each explanation whole (its wordings and its answer), for the answer vote.
+        self.contents = {
+            e.pk: frozenset(tokenize(" ".join([e.question, *e.paraphrases, e.answer]))) for e in explanations
+        }
+        content_df = Counter(t for tokens in self.contents.values() for t in tokens)
+        m = max(1, len(self.contents))
+        self.content_idf = {t: math.log(1 + (m - f + 0.5) / (f + 0.5)) for t, f in content_df.items()}
+        self.unseen_content_idf = math.log(1 + (m + 0.5) / 0.5)
         self.terms = terms  # normalized glossary term or card title -> explanation id it maps to
         self._vectors = None
         self._lock = threading.Lock()
@@ -145,6 +155,12 @@ class ExplanationIndex:
         w_q = sum(self.weight(t) for t in tokens)
         w_d = sum(self.weight(t) for t in wording.tokens)
         return math.sqrt((w_shared / w_q) * (w_shared / w_d))
+
+    def answer_coverage(self, tokens: frozenset[str], pk: int) -> float:
+        """The share of the question's weight that the explanation's text (wordings and answer) contains."""
+        weight = lambda t: self.content_idf.get(t, self.unseen_content_idf)  # noqa: E731
+        total = sum(weight(t) for t in tokens)
+        return sum(weight(t) for t in tokens & self.contents[pk]) / total if total else 0.0
 
     def vectors(self):
         """The wordings' embeddings, kept in memory and on disk (keyed by the texts): encoding a course's
@@ -239,7 +255,7 @@ def _build(course_slug: str, fingerprint: tuple) -> ExplanationIndex:
 
 
 def get_index(course_slug: str) -> ExplanationIndex:
-    fp = _fingerprint(course_slug)
+    fp = once_per_question(("explanations", course_slug), lambda: _fingerprint(course_slug))
     idx = _cache.get(course_slug)
     if idx is not None and idx.fingerprint == fp:
         return idx
@@ -276,13 +292,16 @@ def match(question: str, course_slug: str, k: int = 3, *, paraphrase_vote: bool 
             cosine[wording.explanation] = max(float(c), cosine.get(wording.explanation, -1.0))
 
     asked = question_kind(question)
+    share = answer_share(len(tokens))
 
     def score(pk: int) -> float:
         bonus = KIND_BONUS if same_kind(asked, idx.kinds[pk]) else 0.0
-        if not paraphrase_vote:
-            return lexical[pk] + bonus
-        vote = max(0.0, (cosine[pk] - COSINE_FLOOR) / (1 - COSINE_FLOOR))
-        return (lexical[pk] + vote) / 2 + bonus
+        wording = lexical[pk]
+        if paraphrase_vote:
+            wording = (wording + max(0.0, (cosine[pk] - COSINE_FLOOR) / (1 - COSINE_FLOOR))) / 2
+        if share:  # the answer vote can lift a wording match, never sink it
+            wording = max(wording, (1 - share) * wording + share * idx.answer_coverage(tokens, pk))
+        return wording + bonus
 
     ranked = sorted(lexical, key=lambda pk: -score(pk))[:k]
     return [
@@ -296,6 +315,19 @@ def match(question: str, course_slug: str, k: int = 3, *, paraphrase_vote: bool 
         )
         for pk in ranked
     ]
+
+
+ANSWER_SHARE_MAX = 0.4
+ANSWER_SHARE_FROM = 4.0
+ANSWER_SHARE_FULL = 12.0
+
+
+def answer_share(terms: int) -> float:
+    """How much the answer vote counts for a question of `terms` terms: nothing for a short question, whose
+    wording says it all, rising to ANSWER_SHARE_MAX for a long scenario, which shares more words with the
+    answer it needs than with any short wording of its question. Tuned on the "tune" and "dev" splits."""
+    ramp = (terms - ANSWER_SHARE_FROM) / (ANSWER_SHARE_FULL - ANSWER_SHARE_FROM)
+    return ANSWER_SHARE_MAX * min(1.0, max(0.0, ramp))
 
 
 def about_this_course(matches: list[Match]) -> bool | None:

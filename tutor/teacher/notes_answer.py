@@ -11,7 +11,7 @@ and only what contributed text is cited.
 
 from __future__ import annotations
 
-from tutor.teacher.answer_plan import Plan, most_relevant, opening
+from tutor.teacher.answer_plan import Plan, opening
 
 LABEL = "*Course-notes mode: written for this course by its authors, not by a language model.*"
 HELP = (
@@ -83,11 +83,16 @@ def compose(plan: Plan, *, hint: bool = False, context: str = "") -> str:
         if plan.check_question:
             text += f"\n\n**Check yourself:** {plan.check_question}"
         return text
+    if plan.kind == "explanation" and plan.already_said:
+        text = f"{LABEL}\n\n**The answer above already says it** [1]:\n\n> {plan.already_said}"
+        if plan.check_question:
+            text += f"\n\n**Check yourself:** {plan.check_question}"
+        return text
     if plan.kind == "explanation":
         # The explanation's own question heads it, so the learner sees which question this answers.
         parts = [LABEL, f"**{plan.explanation.question}**", f"{plan.explanation.answer.strip()} [1]"]
         if plan.support is not None:
-            parts.append(f"**From the lesson** [2]: {most_relevant(plan.support, plan.query)}")
+            parts.append(f"**From the lesson** [2]: {plan.quote}")
         text = "\n\n".join(parts) + _uncovered(plan)
         if plan.check_question:
             text += f"\n\n**Check yourself:** {plan.check_question}"

@@ -70,6 +70,22 @@ EVERYDAY = {
     "number crunching": "compute flops",
     "replay": "cuda graph",
     "record and replay": "cuda graph capture",
+    "out of memory": "memory capacity kv cache",
+    "memory use": "memory capacity",
+    "memory usage": "memory capacity",
+    "memory grows": "kv cache grows",
+    "long story": "long sequence kv cache",
+    "long answer": "long sequence kv cache",
+    "long reply": "long sequence kv cache",
+    "add up": "sum reduction",
+    "adding up": "sum reduction",
+    "8-bit": "fp8 int8 quantization",
+    "4-bit": "int4 quantization",
+    "smaller numbers": "quantization lower precision",
+    "serve more": "batching throughput",
+    "more users": "batching batch",
+    "first request": "cold start warm-up",
+    "first requests": "cold start warm-up",
 }
 _EVERYDAY = sorted(EVERYDAY.items(), key=lambda kv: -len(kv[0]))
 EVERYDAY_WORDS = frozenset(word for phrase in EVERYDAY for word in phrase.split())

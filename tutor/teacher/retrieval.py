@@ -29,6 +29,8 @@ edit record (three small aggregate queries per call, about 1 ms on SQLite). Edit
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import re
 import threading
@@ -410,9 +412,33 @@ def content_fingerprint(course_slug: str | None = None, include_cards: bool = Tr
     return fp
 
 
+_question_scope: contextvars.ContextVar[dict | None] = contextvars.ContextVar("teacher_question_scope", default=None)
+
+
+@contextlib.contextmanager
+def one_question():
+    """While one question is planned, each content fingerprint is read from the database once, not at every
+    index lookup (planning an answer looks the indexes up a dozen times)."""
+    token = _question_scope.set({})
+    try:
+        yield
+    finally:
+        _question_scope.reset(token)
+
+
+def once_per_question(key: tuple, compute):
+    """`compute()`, memoized for the question being planned (see one_question); computed anew outside one."""
+    scope = _question_scope.get()
+    if scope is None:
+        return compute()
+    if key not in scope:
+        scope[key] = compute()
+    return scope[key]
+
+
 def get_index(course_slug: str | None = None, include_cards: bool = True) -> Index:
     key = f"{course_slug or '*'}|{'cards' if include_cards else 'sections'}"
-    fp = content_fingerprint(course_slug, include_cards)
+    fp = once_per_question(("passages", key), lambda: content_fingerprint(course_slug, include_cards))
     idx = _cache.get(key)
     if idx is not None and idx.fingerprint == fp:
         return idx

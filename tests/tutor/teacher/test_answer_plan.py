@@ -101,5 +101,113 @@ def test_everyday_words_typos_and_sizes_are_not_named_as_subjects_the_course_lac
     assert unknown_words("Why are replies slow?", course) == []  # an inflection of a common word
     assert unknown_words("wat is a warp", course) == []  # one key away from "what"
     assert uncovered_terms("a 128x64 tile of A", counts) == []  # a size, not a name
+    assert uncovered_terms("the NxN score matrix", counts) == []  # a shape
     assert unknown_words("What is speculative decoding?", course) == ["speculative"]
     assert "MI300X" in uncovered_terms("Compare the H100 with an MI300X", counts)
+
+
+def test_names_in_the_question_the_course_lacks_are_named_and_contractions_and_typos_are_not(course):
+    from tutor.teacher.answer_plan import course_vocabulary, uncovered_terms, unknown_words
+    from tutor.teacher.question_rewrite import fix_typos
+
+    counts, words = course_vocabulary(course)
+    assert uncovered_terms("How do I install CUDA on Ubuntu?", counts) == ["Ubuntu"]  # a name inside a sentence
+    assert uncovered_terms("Ubuntu it is. Which GPU?", counts) == []  # the first word of a sentence is not
+    assert uncovered_terms("I've read that we'd fuse more", counts) == []  # not "ve" of "I've"
+    assert unknown_words("Why wouldn't I just raise it? It doesn't help", course) == []  # not "wouldn", "doesn"
+    assert uncovered_terms("a Llama-3-style model", counts) == []  # the course speaks of Llama
+    assert uncovered_terms("a Mistral-style model", counts) == ["Mistral-style"]
+    # The course's words come from what its authors wrote, not from paraphrases spelt as learners type them.
+    assert fix_typos("what does a kernal launch cost?", words) == "what does a kernel launch cost?"
+
+
+@pytest.mark.parametrize(
+    ("first", "follow_up", "section", "reason_words"),
+    [
+        ("Is FlashAttention approximate?", "why?", "flashattention", ("softmax", "max")),
+        ("Does fusion reduce FLOPs?", "why?", "fusion", ("hbm", "memory")),
+    ],
+)
+def test_a_bare_why_asks_the_reason_for_what_the_previous_answer_said(course, first, follow_up, section, reason_words):
+    earlier = plan_answer(first, course=course)
+    assert earlier.kind == "explanation"
+    history = [("user", first), ("assistant", compose(earlier))]
+    plan = plan_answer(follow_up, course=course, history=history, previous_explanation_id=earlier.explanation.pk)
+    assert plan.kind == "explanation" and plan.explanation.pk != earlier.explanation.pk
+    assert plan.citations()[0]["section"] == section
+    assert any(word in plan.explanation.answer.lower() for word in reason_words)
+
+
+def test_the_lesson_quote_beside_an_explanation_adds_what_the_explanation_does_not_say(course):
+    from quizzes.models import Explanation
+    from tutor.teacher.answer_plan import supporting_quote
+
+    explanation = Explanation.objects.get(course=course, question__startswith="What is online softmax")
+    # Asked exactly what the explanation answers: nothing to add, no quote.
+    assert supporting_quote(explanation.question, explanation, course.slug) == (None, "")
+    # The learner's own numbers are not a reason to quote a sentence that happens to hold the same number.
+    assert supporting_quote("What is online softmax at N = 4096?", explanation, course.slug) == (None, "")
+    hit, quote = supporting_quote("What is online softmax, and what is the log-sum-exp for?", explanation, course.slug)
+    assert "log-sum-exp" in quote and hit.passage.section_slug in {s.slug for s in explanation.sections.all()}
+    plan = plan_answer("What is online softmax, and what is the log-sum-exp for?", course=course)
+    assert f"**From the lesson** [2]: {plan.quote}" in compose(plan) and plan.citations()[-1]["n"] == 2
+
+
+def test_the_answer_vote_counts_only_for_long_questions():
+    from tutor.teacher.explanation_match import ANSWER_SHARE_MAX, answer_share
+
+    assert answer_share(1) == answer_share(4) == 0.0
+    assert 0 < answer_share(8) < ANSWER_SHARE_MAX == answer_share(12) == answer_share(40)
+
+
+def test_a_long_scenario_is_matched_by_what_its_answer_must_say(course):
+    question = (
+        "My profiler shows the torch.compile version of a small SwiGLU is faster per kernel, yet my whole decode "
+        "loop got slower after compiling. Which number do I trust?"
+    )
+    plan = plan_answer(question, course=course)
+    # An answer about compiling (its per-call cost, or what a benchmark's factor means for a whole model), not
+    # the generic "how much faster do fusions make things" that the question's short wordings point to.
+    assert plan.kind == "explanation" and "compil" in plan.explanation.question.lower()
+
+
+def test_a_follow_up_the_previous_answer_already_answers_gets_those_sentences_not_another_topic(course):
+    first = "Is torch.compile free, or does it cost me something?"
+    earlier = plan_answer(first, course=course)
+    assert earlier.kind == "explanation"
+    history = [("user", first), ("assistant", compose(earlier))]
+    plan = plan_answer(
+        "how long does it take?", course=course, history=history, previous_explanation_id=earlier.explanation.pk
+    )
+    assert plan.explanation.pk == earlier.explanation.pk and plan.already_said
+    assert plan.already_said in " ".join(plan.explanation.answer.split())
+    text = compose(plan)
+    assert "already says it" in text and plan.explanation.answer.strip() not in text
+    assert [c["section"] for c in plan.citations()] == [earlier.citations()[0]["section"]]
+
+
+def test_already_said_needs_every_new_term_of_the_follow_up():
+    from types import SimpleNamespace
+
+    from tutor.teacher.answer_plan import already_said
+
+    previous = SimpleNamespace(answer="The first call took 3.6 s. Later calls took 69 µs each, so it pays off.")
+    assert already_said("how much memory?", previous) == ""  # "memory" is not in it
+    assert already_said("how long does the first call take?", previous).startswith("The first call took 3.6 s.")
+    assert already_said("why?", previous) == ""  # nothing of its own to look for
+
+
+def test_a_follow_up_that_only_adds_a_subject_the_course_lacks_is_told_so(course):
+    first = "What is a warp?"
+    earlier = plan_answer(first, course=course)
+    history = [("user", first), ("assistant", compose(earlier))]
+    plan = plan_answer(
+        "what about on AMD?", course=course, history=history, previous_explanation_id=earlier.explanation.pk
+    )
+    assert plan.kind == "not_covered" and plan.uncovered == ["AMD"]
+    assert "does not cover *AMD*" in compose(plan) and not plan.citations()
+    # A follow-up that adds a course subject beside the name is still answered.
+    plan = plan_answer(
+        "and on an H200?", course=course, history=history, previous_explanation_id=earlier.explanation.pk
+    )
+    assert plan.answerable

@@ -1,10 +1,13 @@
+from pathlib import Path
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
+from django.test.utils import override_settings
 
 from quizzes.models import Course
 from tutor.teacher import llm
-from tutor.teacher.evaluation import EVAL_FILE, evaluate, load_items, summarize
+from tutor.teacher.evaluation import SPLITS, evaluate, load_items, summarize
 
 
 class Command(BaseCommand):
@@ -18,30 +21,35 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument(
             "--split",
-            choices=["tune", "test", "fresh", "all"],
+            choices=[*SPLITS, "all"],
             default="test",
             help=(
-                "which split to run: thresholds are tuned on 'tune'; 'test' and 'fresh' (written later, before "
-                "the teacher was asked them) are held out and only reported on; 'all' runs every question"
+                "which split to run: the teacher is tuned on 'tune' and 'dev'; 'test', 'fresh' and 'holdout' "
+                "(each written before the teacher was asked them) are held out and only reported on; 'all' runs "
+                "every question"
             ),
         )
-        parser.add_argument("--file", default=str(EVAL_FILE), help="evaluation set (YAML)")
+        parser.add_argument("--file", help="an evaluation set (YAML) of your own; default: the shipped ones")
         parser.add_argument("--course", default="cuda-kernels-fusion", help="the course the questions are about")
         parser.add_argument("--quiet", action="store_true", help="only the failures and the summary")
 
-    def handle(self, *args, split: str, file: str, course: str, quiet: bool, **options):
-        from pathlib import Path
-
+    def handle(self, *args, split: str, file: str | None, course: str, quiet: bool, **options):
         target = Course.objects.filter(slug=course).first()
         if target is None:
             raise CommandError(f"no course {course!r}: load it first (manage.py load_shipped_course)")
-        items = load_items(Path(file), split)
+        source = Path(file) if file else None
+        if source is not None and not source.is_file():
+            raise CommandError(f"no such file: {file}")
+        items = load_items(source, split)
         if not items:
-            raise CommandError(f"{file} has no questions in split {split!r}")
-        settings.TEACHER_MESSAGES_PER_MINUTE = 10**6  # one evaluation user asks every question
+            raise CommandError(f"{file or 'the shipped sets'} has no questions in split {split!r}")
+        with override_settings(TEACHER_MESSAGES_PER_MINUTE=10**6):  # one evaluation user asks every question
+            self._run(items, split, file or "the shipped sets", target, quiet)
+
+    def _run(self, items, split: str, source: str, target: Course, quiet: bool) -> None:
         user, _ = get_user_model().objects.get_or_create(username="teacher-eval")
         mode = f"LLM at {settings.LLM_BASE_URL} ({llm.model_name()})" if llm.llm_configured() else "course notes"
-        self.stdout.write(f"{len(items)} questions ({split}) from {file}; mode: {mode}\n")
+        self.stdout.write(f"{len(items)} questions ({split}) from {source}; mode: {mode}\n")
         outcomes = []
         for item in items:
             outcome = evaluate(item, user=user, course=target)
