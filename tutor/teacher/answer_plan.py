@@ -263,8 +263,9 @@ def _decide(
     own_terms = len(set(tokenize(question)))
     resolved = query or question
     follow_up = bool(previous) and query is None and intent.is_follow_up(question, own_terms)
+    fixed = fix_typos(question, words)
     if follow_up:
-        names = uncovered_terms(fix_typos(question, words), counts)
+        names = uncovered_terms(fixed, counts)
         if names and set(tokenize(question)) <= set(tokenize(" ".join(names))):
             # "what about on AMD?": all the follow-up adds is a subject the course never mentions.
             return Plan("not_covered", course, question, uncovered=names)
@@ -289,7 +290,6 @@ def _decide(
         fresh = [m for m in matches[1:] if m.answers]
         if fresh:
             matches = fresh + [m for m in matches if m not in fresh]
-    fixed = fix_typos(question, words)
     plan.uncovered = uncovered_terms(fixed, counts)
     unknown = unknown_words(fixed, course)
     about = explanation_match.about_this_course(matches)
@@ -345,7 +345,7 @@ LESSON_VOTE = 0.1
 def lesson_vote(matches: list, hits: list[Hit], course_slug: str) -> list:
     """Re-rank close explanation matches by where the lesson retrieval finds the question: an explanation
     resting on a section the retrieval ranks high gains up to LESSON_VOTE (the top section's share of it)."""
-    if not hits or not matches or LESSON_VOTE == 0:
+    if not hits or not matches:
         return matches
     top = hits[0].score or 1.0
     strength = {}

@@ -9,6 +9,11 @@ it (off-topic, instructions aimed at the teacher, another course's subject). Its
 * "test" (the other half of "tune"'s file), "fresh" (written later, before the teacher was asked any of
   it) and "holdout" (eval/holdout_questions.yaml, written like "dev" and at the same time): held out,
   only reported on.
+eval/boundary_questions.yaml, half "dev" and half "holdout", probes the line between what the teacher
+declines and what it answers: off-topic, other-course and injection messages, and course questions that
+only look like them ("What instructions does a warp execute?", "ncu?"). Those course questions list no
+facts: they count as answered when the answer is not a refusal and cites the right section, a figure
+reported apart from the facts figure.
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -28,7 +33,7 @@ from asgiref.sync import async_to_sync
 from tutor.teacher.retrieval_bench import p95
 
 EVAL_DIR = Path(__file__).resolve().parent / "eval"
-EVAL_FILES = tuple(EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout"))
+EVAL_FILES = tuple(EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary"))
 SPLITS = ("tune", "dev", "test", "fresh", "holdout")
 
 
@@ -138,6 +143,8 @@ class Summary:
     citations: int
     declinable: int
     declined: int
+    boundary: int  # course questions with no facts listed, asked to check only that they are answered
+    boundary_ok: int
     p95_ms: float
     median_ms: float
 
@@ -147,19 +154,23 @@ class Summary:
             f"required facts present (and no forbidden claim): {pct(self.facts, self.answered)}",
             f"first citation is the right section:            {pct(self.citations, self.answered)}",
             f"off-topic, injection, other-course declined:     {pct(self.declined, self.declinable)}",
+            f"look-alike course questions answered and cited:  {pct(self.boundary_ok, self.boundary)}",
             f"latency per answer, question to stored answer:   median {self.median_ms:.0f} ms, "
             f"p95 {self.p95_ms:.0f} ms (in-process, perf_counter)",
         ]
 
 
 def summarize(outcomes: list[Outcome]) -> Summary:
-    answered = [o for o in outcomes if not o.item.declined]
+    to_answer = [o for o in outcomes if not o.item.declined]
+    answered = [o for o in to_answer if o.item.required]  # the facts and citation figures count these
     declinable = [o for o in outcomes if o.item.declined]
     times = sorted(o.ms for o in outcomes) or [0.0]
     return Summary(
         answered=len(answered),
         facts=sum(o.facts_ok for o in answered),
         citations=sum(o.citation_ok for o in answered),
+        boundary=len(to_answer) - len(answered),
+        boundary_ok=sum(o.facts_ok and o.citation_ok for o in to_answer if not o.item.required),
         declinable=len(declinable),
         declined=sum(o.declined for o in declinable),
         p95_ms=p95(times),

@@ -19,7 +19,8 @@ def test_every_split_is_shipped_and_no_question_is_in_two():
     assert {i.split for i in items} == set(SPLITS)
     assert all(i.split == "holdout" for i in load_items(split="holdout")) and len(load_items(split="holdout")) >= 60
     for item in items:
-        assert item.declined == (item.section is None) and (item.required == []) == item.declined, item.id
+        assert item.declined == (item.section is None), item.id
+        assert (item.required == []) == (item.declined or item.kind == "hard-course"), item.id
         assert item.kind != "follow-up" or item.previous, item.id
 
 
@@ -30,16 +31,19 @@ def test_teacher_eval_runs_an_operators_own_set_and_leaves_the_rate_limit_alone(
          "required": [["32 threads", "32"]]},
         {"id": "m2", "split": "test", "kind": "off-topic", "question": "What is a good banana bread recipe?",
          "section": None, "required": [], "declined": True},
+        {"id": "m3", "split": "test", "kind": "hard-course", "question": "What instructions does a warp execute?",
+         "section": "warps-shuffles-banks", "required": []},
     ]  # fmt: skip
     path.write_text(yaml.safe_dump({"questions": questions}))
     limit = settings.TEACHER_MESSAGES_PER_MINUTE
     out = io.StringIO()
     call_command("teacher_eval", "--file", str(path), "--split", "test", stdout=out)
     text = out.getvalue()
-    assert "2 questions (test)" in text and "mode: course notes" in text
-    assert "[ok] m1" in text and "[ok] m2" in text
+    assert "3 questions (test)" in text and "mode: course notes" in text
+    assert "[ok] m1" in text and "[ok] m2" in text and "[ok] m3" in text
     assert "required facts present (and no forbidden claim): 1/1 (100%)" in text
     assert "off-topic, injection, other-course declined:     1/1 (100%)" in text
+    assert "look-alike course questions answered and cited:  1/1 (100%)" in text
     assert settings.TEACHER_MESSAGES_PER_MINUTE == limit
 
 
