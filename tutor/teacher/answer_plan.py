@@ -277,9 +277,10 @@ def _decide(
     if intent.is_instruction_to_the_teacher(question, course.slug, as_matched=as_matched):
         return Plan("declined", course, question)
     hits = retrieve(rewritten, k=5, course=course.slug)
-    matches = lesson_vote(explanation_match.match(rewritten, course.slug, k=8), hits, course.slug)[:4]
+    matches = lesson_vote(explanation_match.match(rewritten, course.slug, k=8), hits, course.slug)
     if follow_up and own_terms:
         matches = _favour_the_new_part(matches, rewrite(question, words), course.slug)
+    matches = matches[:4]
     plan = Plan("not_covered", course, question, query=rewritten, hits=hits)
     if follow_up and matches and matches[0].explanation_id == previous_explanation_id:
         said = already_said(question, explanation_match.get_index(course.slug).explanations[previous_explanation_id])
@@ -390,8 +391,12 @@ def already_said(follow_up: str, previous: Explanation) -> str:
 def _favour_the_new_part(matches, new_part: str, course_slug: str):
     """A follow-up is matched with its previous question for the topic; among those matches, rank first
     the ones that also answer what the follow-up adds ("how much faster?", "what about decode?")."""
-    alone = {m.explanation_id: m.score for m in explanation_match.match(new_part, course_slug, k=50)}
-    return sorted(matches, key=lambda m: -(m.score + alone.get(m.explanation_id, 0.0)) / 2)
+    found = explanation_match.match(new_part, course_slug, k=50)
+    alone = {m.explanation_id: m.score for m in found}
+    # Only a new part that the course answers on its own ("decode") reaches past the joint top four;
+    # "is that always true?" alone matches nothing in particular.
+    pool = matches if found and found[0].answers else matches[:4]
+    return sorted(pool, key=lambda m: -(m.score + alone.get(m.explanation_id, 0.0)) / 2)
 
 
 def _with_explanation(plan: Plan, best, matches, exclude_card_id: int | None) -> Plan:
