@@ -91,6 +91,10 @@ _EVERYDAY = sorted(EVERYDAY.items(), key=lambda kv: -len(kv[0]))
 EVERYDAY_WORDS = frozenset(word for phrase in EVERYDAY for word in phrase.split())
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
 
+# Everyday words that pyspellchecker's frequency list (built from older text) lacks, and chat shorthand:
+# without them "app" or "hw" would be taken for a subject the course does not cover.
+NEWER_EVERYDAY_WORDS = ["app", "apps", "smartphone", "smartphones", "wifi", "hw", "sw", "pls", "thx", "btw", "idk"]
+
 _english_lock = threading.Lock()
 _english: SpellChecker | None = None
 
@@ -105,7 +109,10 @@ def english() -> SpellChecker:
     if _english is None:
         with _english_lock:
             if _english is None:
-                _english = SpellChecker()
+                checker = SpellChecker()
+                for word in NEWER_EVERYDAY_WORDS:
+                    checker.word_frequency.add(word, 50_000)  # as common as "online"
+                _english = checker
     return _english
 
 
@@ -113,12 +120,13 @@ def fix_typos(question: str, words: frozenset[str]) -> str:
     ordered = sorted(words)
 
     def fix(m: re.Match) -> str:
-        word = m.group(0)
+        word = m.group(0).rstrip("'-")  # a closing quote or dash is not part of the word: "'induction heads'"
+        tail = m.group(0)[len(word) :]
         lower = word.lower().removesuffix("'s")
         if lower in words or english().known([lower]):
-            return word
+            return word + tail
         close = [w for w in difflib.get_close_matches(lower, ordered, n=3, cutoff=TYPO_CUTOFF) if w[0] == lower[0]]
-        return close[0] if close else word
+        return (close[0] if close else word) + tail
 
     return _WORD.sub(fix, question)
 

@@ -104,6 +104,27 @@ def test_everyday_words_typos_and_sizes_are_not_named_as_subjects_the_course_lac
     assert uncovered_terms("the NxN score matrix", counts) == []  # a shape
     assert unknown_words("What is speculative decoding?", course) == ["speculative"]
     assert "MI300X" in uncovered_terms("Compare the H100 with an MI300X", counts)
+    for everyday in (
+        "How much leaner was the flash backend?",  # a comparative of a common word
+        "My manager says the tensor cores are underused",  # a prefix on a common word
+        "Our in-house model is slow",  # a compound of common words
+        "Our little AI app is slow every morning",  # a word newer than the spell checker's list
+        "why does tensor paralel need an all-reduce?",  # a misspelling of the course's "parallelism"
+        "without storing the NxN score matrix",  # a shape
+    ):
+        assert unknown_words(everyday, course) == [], everyday
+
+
+def test_a_question_naming_what_the_course_lacks_gets_no_namesake_answer(course):
+    """The course's serving scheduler is not the Linux CPU scheduler: with a name the course never uses, a
+    middling match is not answered as if it were; a quoted term counts as named, and a strong match with a
+    name the course lacks still answers the part it covers."""
+    plan = plan_answer("How does the Linux CFS scheduler decide which process gets the CPU core next?", course=course)
+    assert plan.kind == "not_covered" and {"Linux", "CFS"} <= set(plan.uncovered)
+    quoted = plan_answer("What do attention heads learn? I keep reading about 'induction heads'.", course=course)
+    assert not quoted.answerable and "induction" in quoted.uncovered
+    partial = plan_answer("What's the roofline ridge point of an H100, and what is it for AMD's MI300X?", course=course)
+    assert partial.kind == "explanation" and "MI300X" in partial.uncovered
 
 
 def test_names_in_the_question_the_course_lacks_are_named_and_contractions_and_typos_are_not(course):
@@ -172,7 +193,7 @@ def test_a_long_scenario_is_matched_by_what_its_answer_must_say(course):
 
 
 def test_a_follow_up_the_previous_answer_already_answers_gets_those_sentences_not_another_topic(course):
-    first = "Is torch.compile free, or does it cost me something?"
+    first = "Why is the first call of my compiled model so slow?"
     earlier = plan_answer(first, course=course)
     assert earlier.kind == "explanation"
     history = [("user", first), ("assistant", compose(earlier))]
