@@ -515,6 +515,7 @@ def check_yourself(explanation: Explanation, exclude_card_id: int | None) -> str
 
 
 _CODE = re.compile(r"```.*?```", re.S)
+_POINTS_BELOW = re.compile(r"\b(?:figures|numbers|values|the\s+table|the\s+list|the\s+code)\s+below\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\"'0-9])")
 
 
@@ -525,8 +526,13 @@ def _sentences(text: str) -> list[str]:
         if not stripped or stripped.startswith(("|", "#", ">")):
             continue
         flat = " ".join(re.sub(r"^\s*(?:[-*+]|\d+\.)\s+", "", line) for line in stripped.splitlines())
-        # Not a question, nor a sentence that only introduces what follows it ("... keeps three values:").
-        out += [s.strip() for s in _SENTENCE.split(flat) if len(s.strip()) > 20 and not s.strip().endswith(("?", ":"))]
+        # Not a question, nor a sentence that only introduces what follows it ("... keeps three values:",
+        # "Figures below are for an H100"): out of its place in the lesson it points at nothing.
+        out += [
+            s.strip()
+            for s in _SENTENCE.split(flat)
+            if len(s.strip()) > 20 and not s.strip().endswith(("?", ":")) and not _POINTS_BELOW.search(s)
+        ]
     return out
 
 

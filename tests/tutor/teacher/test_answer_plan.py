@@ -37,10 +37,15 @@ def test_a_question_about_part_of_the_course_says_which_part_it_does_not_cover(c
 
 
 def test_passages_never_offer_a_question_or_a_code_fragment_as_an_answer_sentence(course):
-    for question in ("How do I capture a CUDA graph in PyTorch?", "What does a Triton kernel look like?"):
+    for question in (
+        "How do I capture a CUDA graph in PyTorch?",
+        "What does a Triton kernel look like?",
+        "What are the levels of GPU memory and how fast is each?",
+    ):
         for hit in retrieve(question, 5, course=course.slug):
             for sentence in prose(hit):
                 assert not sentence.endswith("?") and "```" not in sentence and not sentence.startswith("|")
+                assert "below" not in sentence.lower().split()[:3], sentence  # "Figures below are for ..."
 
 
 def test_only_the_conversations_course_is_searched_and_another_courses_question_is_named(course, tmp_path):
