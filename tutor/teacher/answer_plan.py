@@ -559,8 +559,13 @@ def _windows(text: str) -> tuple[tuple[str, frozenset[str], bool], ...]:
     """A passage's quotable windows (two consecutive statements), with their terms and whether they hold a
     number: computed once per passage text, since every explanation answer reads them."""
     sentences = _sentences(text)
-    windows = (" ".join(sentences[i : i + 2]) for i in range(max(1, len(sentences) - 1)))
+    # A window never opens on a pronoun whose antecedent it leaves behind ("It is a property of ...").
+    starts = [i for i in range(max(1, len(sentences) - 1)) if not _DANGLING.match(sentences[i])]
+    windows = (" ".join(sentences[i : i + 2]) for i in starts)
     return tuple((w, _terms(w), bool(re.search(r"\d", w))) for w in windows if w)
+
+
+_DANGLING = re.compile(r"^(?:it|its|this|that|these|those|they|their|such|both|so|then|here)\b", re.I)
 
 
 def supporting_quote(query: str, explanation: Explanation, course_slug: str) -> tuple[Hit | None, str]:

@@ -177,6 +177,11 @@ def test_the_lesson_quote_beside_an_explanation_adds_what_the_explanation_does_n
     assert "log-sum-exp" in quote and hit.passage.section_slug in {s.slug for s in explanation.sections.all()}
     plan = plan_answer("What is online softmax, and what is the log-sum-exp for?", course=course)
     assert f"**From the lesson** [2]: {plan.quote}" in compose(plan) and plan.citations()[-1]["n"] == 2
+    # A quote never opens on a pronoun whose antecedent stayed in the lesson ("It is a property of ...").
+    plan = plan_answer(
+        "What's the most FLOP/s a plain element-wise add can ever reach on an H100, and why?", course=course
+    )
+    assert plan.quote and plan.quote.split()[0].lower() not in {"it", "this", "these", "they", "that"}, plan.quote
 
 
 def test_the_answer_vote_counts_only_for_long_questions():
