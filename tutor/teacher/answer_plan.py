@@ -515,7 +515,11 @@ def check_yourself(explanation: Explanation, exclude_card_id: int | None) -> str
 
 
 _CODE = re.compile(r"```.*?```", re.S)
-_POINTS_BELOW = re.compile(r"\b(?:figures|numbers|values|the\s+table|the\s+list|the\s+code)\s+below\b", re.I)
+_POINTS_BELOW = re.compile(
+    r"\b(?:figures|numbers|values|the\s+table|the\s+list|the\s+code)\s+below\b"
+    r"|\b(?:the|this)\s+(?:table|figure|list|example)\s+(?:above|shows)\b|\bas\s+the\s+(?:table|figure)\s+shows\b",
+    re.I,
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\"'0-9])")
 
 
@@ -527,7 +531,7 @@ def _sentences(text: str) -> list[str]:
             continue
         flat = " ".join(re.sub(r"^\s*(?:[-*+]|\d+\.)\s+", "", line) for line in stripped.splitlines())
         # Not a question, nor a sentence that only introduces what follows it ("... keeps three values:",
-        # "Figures below are for an H100"): out of its place in the lesson it points at nothing.
+        # "Figures below are for an H100") or points at a table: out of its place it points at nothing.
         out += [
             s.strip()
             for s in _SENTENCE.split(flat)
@@ -560,7 +564,7 @@ def _windows(text: str) -> tuple[tuple[str, frozenset[str], bool], ...]:
     number: computed once per passage text, since every explanation answer reads them."""
     sentences = _sentences(text)
     # A window never opens on a pronoun whose antecedent it leaves behind ("It is a property of ...").
-    starts = [i for i in range(max(1, len(sentences) - 1)) if not _DANGLING.match(sentences[i])]
+    starts = [i for i in range(max(1, len(sentences) - 1)) if i < len(sentences) and not _DANGLING.match(sentences[i])]
     windows = (" ".join(sentences[i : i + 2]) for i in starts)
     return tuple((w, _terms(w), bool(re.search(r"\d", w))) for w in windows if w)
 

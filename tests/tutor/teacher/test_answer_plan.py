@@ -242,3 +242,14 @@ def test_a_follow_up_that_only_adds_a_subject_the_course_lacks_is_told_so(course
         "and on an H200?", course=course, history=history, previous_explanation_id=earlier.explanation.pk
     )
     assert plan.answerable
+
+
+def test_a_passage_with_nothing_quotable_gives_no_window():
+    from tutor.teacher.answer_plan import _windows
+
+    assert _windows("") == ()
+    assert _windows("| a | b |\n| --- | --- |\n| 1 | 2 |") == ()
+    assert _windows("Figures below are for an H100 SXM with HBM3 memory.") == ()
+    assert [w for w, _, _ in _windows("Shared memory is split into 32 banks of 4 bytes each.")] == [
+        "Shared memory is split into 32 banks of 4 bytes each."
+    ]
