@@ -32,6 +32,10 @@ def test_ask_a_question_and_see_a_streamed_cited_answer(live_server, page, learn
 
 def test_a_question_typed_on_the_teacher_page_is_answered_in_one_step(live_server, page, learner, shipped_course):
     browser_login(page, live_server, "/teacher/")
+    # Ctrl+Enter is the page script's; typed before that script has run (the field exists while the page is
+    # still loading, which on a loaded CI machine lasted long enough), the key press does nothing.
+    page.wait_for_url("**/teacher/")
+    page.wait_for_load_state("load")
     page.fill("#id_question", "What does kernel fusion save?")
     page.keyboard.press("Control+Enter")
     # The redirect is what is tested; the page's own load (scripts, the first answer's stream) is waited for below.
