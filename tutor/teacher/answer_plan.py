@@ -564,7 +564,7 @@ def _windows(text: str) -> tuple[tuple[str, frozenset[str], bool], ...]:
     number: computed once per passage text, since every explanation answer reads them."""
     sentences = _sentences(text)
     # A window never opens on a pronoun whose antecedent it leaves behind ("It is a property of ...").
-    starts = [i for i in range(max(1, len(sentences) - 1)) if i < len(sentences) and not _DANGLING.match(sentences[i])]
+    starts = [i for i in range(max(1, len(sentences) - 1)) if sentences and not _DANGLING.match(sentences[i])]
     windows = (" ".join(sentences[i : i + 2]) for i in starts)
     return tuple((w, _terms(w), bool(re.search(r"\d", w))) for w in windows if w)
 
