@@ -1,6 +1,8 @@
 """What the teacher will answer with, decided before a word is written, in either mode.
 
-1. An instruction aimed at the teacher ("ignore your instructions", "act as ...") is declined.
+1. An instruction aimed at the teacher ("ignore your instructions", "act as ..."), in the message or in
+   one of its clauses, is declined, and so is a message about something else that only borrows the
+   course's words ("which graphics card for gaming?"; see intent.is_off_topic).
 2. A follow-up is read together with the learner's previous question.
 3. The question is put in the course's words (typos, everyday terms; see question_rewrite).
 4. It is matched against the course's authored explanations (explanation_match) and the lesson
@@ -58,6 +60,7 @@ class Plan:
     query: str = ""
     explanation: Explanation | None = None
     also: Explanation | None = None  # "difference between A and B": the explanation of B, beside A's
+    each_part: bool = False  # `also` answers the second of two things asked, not the other side of a difference
     support: Hit | None = None
     quote: str = ""  # with an explanation: the sentences of `support` that add to it
     already_said: str = ""  # a follow-up the previous answer already answers: its sentences that do
@@ -179,6 +182,8 @@ def uncovered_terms(question: str, counts: Counter) -> list[str]:
         word = m.group(0)
         if counts.get(word.lower()) or word in out or _SHAPE.match(word):
             continue
+        if word[-1] in "sS" and counts.get(word[:-1].lower()):
+            continue  # "H200s", "GPUs": the plural of a name the course uses
         if "-" in word and counts.get(word.split("-")[0].lower()):
             continue  # "Llama-3-style": the course speaks of Llama
         if word.isupper() or any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:]):
@@ -308,6 +313,12 @@ def _decide(
     as_matched = rewritten if resolved == question else None
     if intent.is_instruction_to_the_teacher(question, course.slug, as_matched=as_matched):
         return Plan("declined", course, question)
+    if not follow_up and query is None and intent.is_off_topic(question, course.slug):
+        # "Which graphics card for gaming?": the course's words in their everyday sense.
+        other = _other_course(rewritten, course)
+        if other is not None:
+            return Plan("other_course", course, question, query=rewritten, other_course=other)
+        return Plan("declined", course, question)
     hits = retrieve(rewritten, k=5, course=course.slug)
     matches = lesson_vote(explanation_match.match(rewritten, course.slug, k=8), hits, course.slug)
     if follow_up and own_terms:
@@ -332,10 +343,22 @@ def _decide(
     if sides is not None:
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
         return _with_both_sides(plan, sides, exclude_card_id)
+    each = None if follow_up or query is not None else _each_part(fixed, rewritten, words, course.slug)
+    if each is not None and (not plan.uncovered or min(m.score for m in each) >= UNCOVERED_ANSWER):
+        plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
+        return _with_each_part(plan, each, matches, exclude_card_id)
     if best and best.answers and (not plan.uncovered or best.score >= UNCOVERED_ANSWER):
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
         return _with_explanation(plan, best, matches, exclude_card_id)
     plan.near = [m for m in matches if m.score >= explanation_match.NEAR][:3]
+    covered = (
+        None if follow_up or query is not None else _covered_part(fixed, [*plan.uncovered, *unknown], words, course)
+    )
+    if covered is not None:
+        # "How does FlashAttention avoid the N×N matrix, and how does it compare to Mistral's?": the part the
+        # course covers is answered, and the rest is named as not covered.
+        plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
+        return _with_explanation(plan, covered, matches, exclude_card_id)
     if (unknown or plan.uncovered) and domain:
         # "What is speculative decoding?": the course has nothing on the thing asked about; quoting a
         # passage about its other words ("decoding") would pad the answer with something beside the point.
@@ -490,6 +513,100 @@ def _each_side(question: str, course_slug: str, best) -> tuple[Explanation, Expl
             return None
         found.append(idx.explanations[pk])
     return (found[0], found[1]) if found[0].pk != found[1].pk else None
+
+
+_ASKS = re.compile(
+    r"^\W*(?:what|how|why|when|where|which|who|whether|is|are|does|do|did|can|could|should|will|would|"
+    r"explain|tell\s+me|describe|walk\s+me)\b",
+    re.IGNORECASE,
+)
+# Where one sentence starts asking a second thing: "What rule did I break and how do engines deal with it?"
+_SECOND_ASK = re.compile(
+    r"[,;]?\s+(?:and|also|plus|but)\s+(?=(?:what|how|why|when|where|which|who|whether|is|are|does|do|did|can|"
+    r"could|should|will|would)\b)",
+    re.IGNORECASE,
+)
+
+
+# The second of two things asked gets an explanation of its own only when that explanation matches the part
+# alone (with the message's context) and the message's topic both this well; below, a second answer was more
+# often beside the point than not (tuned on the tune and dev splits' two-part questions).
+PART_ALONE = 0.44
+PART_TOPIC = 0.45
+_PRONOUN = re.compile(r"\b(?:it|its|them|they|this|that|these|those|one|ones)\b", re.IGNORECASE)
+
+
+def question_parts(question: str) -> tuple[str, list[str]]:
+    """A message's context (its statements: "I captured my decode step in a CUDA graph.") and the things it
+    asks, in order: each question sentence, split where a sentence starts asking a second thing."""
+    context, asked = [], []
+    for sentence in re.split(r"(?<=[.?!])\s+", question.strip()):
+        if sentence.endswith("?") or _ASKS.match(sentence):
+            asked += [part.strip() for part in _SECOND_ASK.split(sentence) if len(tokenize(part)) >= 1]
+        elif sentence:
+            context.append(sentence)
+    return " ".join(context), asked
+
+
+def _each_part(question: str, rewritten: str, words: frozenset[str], course_slug: str):
+    """For a message that asks two things, the explanation answering each, in the order asked; None when it
+    asks one thing, when one explanation answers both, or when a part has no confident answer. A part is
+    matched with the message's context, and ranked by its own match and the whole message's together (as
+    a follow-up is ranked with its previous question), so "how do I tell?" stays on the message's topic."""
+    context, asked = question_parts(question)
+    if len(asked) < 2:
+        return None
+    whole = {m.explanation_id: m.score for m in explanation_match.match(rewritten, course_slug, k=50)}
+    idx = explanation_match.get_index(course_slug)
+    picked: list = []
+    for n, part in enumerate(asked[:2]):
+        alone = explanation_match.match(rewrite(f"{context} {part}", words), course_slug, k=50)
+        topic = whole
+        if n and _PRONOUN.search(part):
+            # "..., and how many threads does it have?": "it" is the first part's subject, so the second part
+            # is read with the first, and only an explanation that wins on the two together answers it.
+            alone = explanation_match.match(rewrite(f"{context} {asked[0]} {part}", words), course_slug, k=50)
+            topic = {m.explanation_id: m.score for m in alone}
+        best = max(alone, key=lambda m: (m.score + topic.get(m.explanation_id, 0.0)) / 2)
+        if (best.score + topic.get(best.explanation_id, 0.0)) / 2 < explanation_match.ANSWER:
+            return None
+        if n and (best.score < PART_ALONE or topic.get(best.explanation_id, 0.0) < PART_TOPIC):
+            return None  # the second part has no answer of its own, confident both alone and on the topic
+        picked.append(best)
+    first, second = picked
+    if first.explanation_id == second.explanation_id:
+        return None
+    if already_said(asked[1], idx.explanations[first.explanation_id]):
+        return None  # the first answer already says what the second part asks
+    return first, second
+
+
+def _covered_part(question: str, names: list[str], words: frozenset[str], course: Course):
+    """For a message asking several things, some naming what the course never mentions: the strong match of
+    the parts that name none of it, or None."""
+    if not names:
+        return None
+    context, asked = question_parts(question)
+    named = {t for name in names for t in tokenize(name)}
+    covered = [part for part in asked if not named & set(tokenize(part))]
+    if not covered or len(covered) == len(asked) or named & set(tokenize(context)):
+        return None
+    found = explanation_match.match(rewrite(f"{context} {' '.join(covered)}", words), course.slug, k=1)
+    # The bar of any question naming what the course lacks: a middling match is usually a namesake.
+    return found[0] if found and found[0].score >= UNCOVERED_ANSWER else None
+
+
+def _with_each_part(plan: Plan, each, matches, exclude_card_id: int | None) -> Plan:
+    """Two explanations, one per part asked, each whole; no lesson quote (the two say enough)."""
+    first, second = each
+    plan = _with_explanation(plan, first, matches, exclude_card_id)
+    plan.also = explanation_match.get_index(plan.course.slug).explanations[second.explanation_id]
+    plan.each_part = True
+    plan.support, plan.quote = None, ""
+    plan.near = [m for m in plan.near if m.explanation_id != second.explanation_id]
+    plan.lab = plan.lab or plan.also.lab or None
+    plan.uncovered = [t for t in plan.uncovered if t.lower() not in plan.also.answer.lower()]
+    return plan
 
 
 def _with_both_sides(plan: Plan, sides: tuple[Explanation, Explanation], exclude_card_id: int | None) -> Plan:

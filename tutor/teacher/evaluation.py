@@ -14,6 +14,9 @@ declines and what it answers: off-topic, other-course and injection messages, an
 only look like them ("What instructions does a warp execute?", "ncu?"). Those course questions list no
 facts: they count as answered when the answer is not a refusal and cites the right section, a figure
 reported apart from the facts figure.
+eval/closing_questions.yaml (written on 2026-11-26 from the sections alone, before the teacher was asked any
+of it) is half "dev" and half "closing": "closing" is held out like "holdout", with two-part questions and
+injections tucked into course questions among its kinds.
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -33,8 +36,9 @@ from asgiref.sync import async_to_sync
 from tutor.teacher.retrieval_bench import p95
 
 EVAL_DIR = Path(__file__).resolve().parent / "eval"
-EVAL_FILES = tuple(EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary"))
-SPLITS = ("tune", "dev", "test", "fresh", "holdout")
+EVAL_FILES = tuple(EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", "closing")
+)
+SPLITS = ("tune", "dev", "test", "fresh", "holdout", "closing")
 
 
 @dataclass(frozen=True)

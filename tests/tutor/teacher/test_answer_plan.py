@@ -109,6 +109,7 @@ def test_everyday_words_typos_and_sizes_are_not_named_as_subjects_the_course_lac
     assert uncovered_terms("the NxN score matrix", counts) == []  # a shape
     assert unknown_words("What is speculative decoding?", course) == ["speculative"]
     assert "MI300X" in uncovered_terms("Compare the H100 with an MI300X", counts)
+    assert uncovered_terms("If we move to H200s, will it stay close to the roof?", counts) == []  # a plural
     for everyday in (
         "How much leaner was the flash backend?",  # a comparative of a common word
         "My manager says the tensor cores are underused",  # a prefix on a common word
@@ -175,7 +176,7 @@ def test_the_lesson_quote_beside_an_explanation_adds_what_the_explanation_does_n
     assert supporting_quote("What is online softmax at N = 4096?", explanation, course.slug) == (None, "")
     hit, quote = supporting_quote("What is online softmax, and what is the log-sum-exp for?", explanation, course.slug)
     assert "log-sum-exp" in quote and hit.passage.section_slug in {s.slug for s in explanation.sections.all()}
-    plan = plan_answer("What is online softmax, and what is the log-sum-exp for?", course=course)
+    plan = plan_answer("What is online softmax? I keep seeing a log-sum-exp next to it.", course=course)
     assert f"**From the lesson** [2]: {plan.quote}" in compose(plan) and plan.citations()[-1]["n"] == 2
     # A quote never opens on a pronoun whose antecedent stayed in the lesson ("It is a property of ...").
     plan = plan_answer(
@@ -253,3 +254,37 @@ def test_a_passage_with_nothing_quotable_gives_no_window():
     assert [w for w, _, _ in _windows("Shared memory is split into 32 banks of 4 bytes each.")] == [
         "Shared memory is split into 32 banks of 4 bytes each."
     ]
+
+
+def test_a_message_asking_two_things_gets_each_ones_explanation_in_the_order_asked(course):
+    from tutor.teacher.answer_plan import question_parts
+
+    assert question_parts("I captured a graph. What rule did I break and how do engines deal with it?") == (
+        "I captured a graph.",
+        ["What rule did I break", "how do engines deal with it?"],
+    )
+    assert question_parts("How do fusion and batching each help a 70B endpoint?")[1] == [
+        "How do fusion and batching each help a 70B endpoint?"
+    ]
+    plan = plan_answer("What is a CUDA graph, and what am I not allowed to do while capturing one?", course=course)
+    assert plan.kind == "explanation" and plan.each_part
+    assert plan.explanation.question == "What is a CUDA graph?"
+    assert "not allowed" in plan.also.question and plan.support is None
+    text = compose(plan)
+    assert text.index(plan.explanation.answer.strip()) < text.index(plan.also.answer.strip())
+    # One thing asked in two clauses that one explanation answers: that explanation alone.
+    plan = plan_answer(
+        "Is FlashAttention exact, and does it give the same output as standard attention?", course=course
+    )
+    assert plan.kind == "explanation" and plan.also is None and "approximat" in plan.explanation.question
+    # A second part with no confident answer of its own adds nothing beside the point.
+    plan = plan_answer("What is a bank conflict, and what should I cook for dinner tonight?", course=course)
+    assert plan.kind == "explanation" and plan.also is None
+
+
+def test_a_message_asking_a_covered_and_an_uncovered_thing_gets_the_covered_part_answered(course):
+    plan = plan_answer("What is the ridge point of an H100, and where does AMD's MI300X put it?", course=course)
+    assert plan.kind == "explanation" and "ridge point" in plan.explanation.question
+    assert "MI300X" in plan.uncovered and "does not cover" in compose(plan)
+    # Named in the only thing asked: nothing to answer from.
+    assert plan_answer("How do I install CUDA on Ubuntu?", course=course).kind == "not_covered"

@@ -24,7 +24,7 @@ class Command(BaseCommand):
             choices=[*SPLITS, "all"],
             default="test",
             help=(
-                "which split to run: the teacher is tuned on 'tune' and 'dev'; 'test', 'fresh' and 'holdout' "
+                "which split to run: the teacher is tuned on 'tune' and 'dev'; 'test', 'fresh', 'holdout' and 'closing' "
                 "(each written before the teacher was asked them) are held out and only reported on; 'all' runs "
                 "every question"
             ),
