@@ -36,8 +36,7 @@ from asgiref.sync import async_to_sync
 from tutor.teacher.retrieval_bench import p95
 
 EVAL_DIR = Path(__file__).resolve().parent / "eval"
-EVAL_FILES = tuple(EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", "closing")
-)
+EVAL_FILES = tuple(EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", "closing"))
 SPLITS = ("tune", "dev", "test", "fresh", "holdout", "closing")
 
 
