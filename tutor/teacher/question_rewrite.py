@@ -7,7 +7,8 @@ type each word?" would share little with the course although it covers both. Bef
   course word it is closest to, when one is close enough (difflib's ratio >= TYPO_CUTOFF, same first
   letter, words of at least 4 letters): "prefil" -> "prefill", "kernals" -> "kernels"; an English word
   the course does not use ("texts", "card") is left alone;
-* everyday words are followed by the course's term for them ("graphics card" -> "graphics card gpu").
+* everyday words are followed by the course's term for them ("graphics card" -> "graphics card gpu");
+* two words the course writes as one name are joined ("flash attention" -> "FlashAttention").
 
 The rewritten question only feeds matching and retrieval; the learner's own words are what is stored
 and shown.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import difflib
 import re
 import threading
+from collections import Counter
 
 from spellchecker import SpellChecker
 
@@ -100,8 +102,34 @@ _english: SpellChecker | None = None
 
 
 def course_words(texts: list[str]) -> frozenset[str]:
-    """The lower-cased words of four letters or more that the course's texts use (answer_plan caches them)."""
-    return frozenset(w.lower() for text in texts for w in _WORD.findall(text))
+    """The lower-cased words of four letters or more that the course's texts use (answer_plan caches them),
+    and, spelt with a space ("flash attention"), the two-word forms of the names the course writes as one
+    word more often than as two (see split_names)."""
+    words = frozenset(w.lower() for text in texts for w in _WORD.findall(text))
+    return words | split_names(texts, words)
+
+
+_PLAIN = re.compile(r"[A-Za-z]+")
+
+
+def split_names(texts: list[str], words: frozenset[str]) -> frozenset[str]:
+    """ "flash attention" for the course's "FlashAttention": two English words that the course joins into a
+    name of its own, and writes joined more often than apart ("CUDA graph", though the course's code says
+    `CUDAGraph`, stays two words)."""
+    joined = Counter(w.lower() for text in texts for w in _PLAIN.findall(text) if len(w) >= 7)
+    pairs: Counter = Counter()
+    for text in texts:
+        plain = [w.lower() for w in _PLAIN.findall(text)]
+        pairs.update(f"{a} {b}" for a, b in zip(plain, plain[1:], strict=False))
+    out = set()
+    for word, uses in joined.items():
+        if english().known([word]):
+            continue
+        for cut in range(3, len(word) - 2):
+            pair = f"{word[:cut]} {word[cut:]}"
+            if english().known([word[:cut], word[cut:]]) == {word[:cut], word[cut:]} and uses > pairs[pair]:
+                out.add(pair)
+    return frozenset(out & {p for p in out if p.replace(" ", "") in words})
 
 
 def english() -> SpellChecker:
@@ -137,6 +165,23 @@ def add_course_terms(question: str) -> str:
     return f"{question} {' '.join(extra)}" if extra else question
 
 
+_PAIR = re.compile(r"\b([A-Za-z]{3,})[ \t-]+([A-Za-z]{3,})\b")
+
+
+def join_split_names(question: str, words: frozenset[str]) -> str:
+    """ "flash attention" -> "FlashAttention", "paged attention" -> "PagedAttention": two words that the course
+    writes as one name (see split_names). Matching then sees the name the course uses, not two common words
+    that miss it."""
+
+    def join(m: re.Match) -> str:
+        first, second = m.group(1), m.group(2)
+        if f"{first} {second}".lower() in words:
+            return first[:1].upper() + first[1:] + second[:1].upper() + second[1:]
+        return m.group(0)
+
+    return _PAIR.sub(join, question)
+
+
 def rewrite(question: str, words: frozenset[str]) -> str:
-    """The question for matching: course terms added for everyday words, then typos fixed."""
-    return fix_typos(add_course_terms(question), words)
+    """The question for matching: course terms added for everyday words, typos fixed, and split names joined."""
+    return join_split_names(fix_typos(add_course_terms(question), words), words)

@@ -148,6 +148,15 @@ def test_names_in_the_question_the_course_lacks_are_named_and_contractions_and_t
     assert fix_typos("what does a kernal launch cost?", words) == "what does a kernel launch cost?"
 
 
+def test_two_words_the_course_writes_as_one_name_are_matched_as_that_name(course):
+    from tutor.teacher.answer_plan import course_vocabulary
+    from tutor.teacher.question_rewrite import rewrite
+
+    _, words = course_vocabulary(course)
+    assert rewrite("how does flash atention avoid the score matrix?", words).startswith("how does FlashAttention")
+    assert "CUDA graph" in rewrite("what is a CUDA graph?", words)  # the course writes it apart more often
+
+
 @pytest.mark.parametrize(
     ("first", "follow_up", "section", "reason_words"),
     [
