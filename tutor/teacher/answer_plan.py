@@ -479,6 +479,25 @@ _TWO_THINGS = [
 _TRAILER = re.compile(r"\s+(?:on|in|for)\s+(?:an?\s+|the\s+)?(?:gpu|gpus|cuda|h100|nvidia\s+gpus?)\s*$", re.I)
 
 
+# "Both L2 and shared memory are on chip, so what's the difference between them?": the two things are named
+# before the question refers to them.
+_THEM = re.compile(
+    r"\bdiffer\w*\s+between\s+(?:them|the\s+two|those\s+two|these\s+two)\b|\bhow\s+do\s+they\s+differ\b"
+    r"|\bcompare\s+them\b",
+    re.IGNORECASE,
+)
+_NAMED_PAIR = re.compile(
+    r"(?:^|\bboth\s+|[,;:]\s*)(?P<a>[\w.-]+(?:\s+[\w.-]+){0,2}?)\s+and\s+(?P<b>[\w.-]+(?:\s+[\w.-]+){0,2}?)\s+"
+    r"(?:are|is|both|each|have|do|use|sound|seem|look)\b",
+    re.IGNORECASE,
+)
+_MIXED_PAIR = re.compile(
+    r"\b(?:mix\w*\s+up|confus\w*|heard\s+(?:of|about)|read\s+about)\s+(?P<a>[\w.-]+(?:\s+[\w.-]+){0,2}?)\s+and\s+"
+    r"(?P<b>[\w.-]+(?:\s+[\w.-]+){0,2}?)\s*(?:[.,;:?!]|$)",
+    re.IGNORECASE,
+)
+
+
 def two_things(question: str) -> tuple[str, str] | None:
     """The two things a "difference between A and B" question names, or None."""
     for pattern in _TWO_THINGS:
@@ -487,6 +506,12 @@ def two_things(question: str) -> tuple[str, str] | None:
             a, b = (_TRAILER.sub("", m.group(x)).strip(" '\"") for x in ("a", "b"))
             if a and b and len(a.split()) <= 5 and len(b.split()) <= 5:
                 return a, b
+    them = _THEM.search(question)
+    if them:
+        m = _NAMED_PAIR.search(question[: them.start()]) or _MIXED_PAIR.search(question[: them.start()])
+        if m:
+            a = re.sub(r"^both\s+", "", m.group("a").strip(" '\".,;:?!"), flags=re.IGNORECASE)
+            return a, m.group("b").strip(" '\".,;:?!")
     return None
 
 

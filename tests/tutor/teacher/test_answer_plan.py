@@ -67,6 +67,13 @@ def test_a_difference_question_gets_both_sides_when_no_one_explanation_covers_bo
     assert two_things("L2 cache vs HBM on a GPU?") == ("L2 cache", "HBM")
     assert two_things("How is L2 different from shared memory?") == ("L2", "shared memory")
     assert two_things("Why is decode memory-bound?") is None
+    # "them": the two things named before the question refers to them
+    assert two_things("Both L2 and shared memory are on chip, so what's the difference between them?") == (
+        "L2",
+        "shared memory",
+    )
+    assert two_things("I keep mixing up TTFT and TPOT. How do they differ?") == ("TTFT", "TPOT")
+    assert two_things("What is the difference between them?") is None
     plan = plan_answer("What's the difference between a kernel and a warp?", course=course)
     assert plan.kind == "explanation" and plan.also is not None
     asked = {plan.explanation.question, plan.also.question}
