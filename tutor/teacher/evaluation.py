@@ -16,7 +16,8 @@ facts: they count as answered when the answer is not a refusal and cites the rig
 reported apart from the facts figure.
 eval/closing_questions.yaml (written on 2026-11-26 from the sections alone, before the teacher was asked any
 of it) is half "dev" and half "closing": "closing" is held out like "holdout", with two-part questions and
-injections tucked into course questions among its kinds.
+injections tucked into course questions among its kinds. eval/final_questions.yaml, written the same way
+and day by another author after "closing" had been read, is half "dev" and half "final" (held out).
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -36,8 +37,10 @@ from asgiref.sync import async_to_sync
 from tutor.teacher.retrieval_bench import p95
 
 EVAL_DIR = Path(__file__).resolve().parent / "eval"
-EVAL_FILES = tuple(EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", "closing"))
-SPLITS = ("tune", "dev", "test", "fresh", "holdout", "closing")
+EVAL_FILES = tuple(
+    EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", "closing", "final")
+)
+SPLITS = ("tune", "dev", "test", "fresh", "holdout", "closing", "final")
 
 
 @dataclass(frozen=True)

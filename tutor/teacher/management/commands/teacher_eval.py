@@ -24,9 +24,9 @@ class Command(BaseCommand):
             choices=[*SPLITS, "all"],
             default="test",
             help=(
-                "which split to run: the teacher is tuned on 'tune' and 'dev'; 'test', 'fresh', 'holdout' and "
-                "'closing' (each written before the teacher was asked them) are held out and only reported on; "
-                "'all' runs every question"
+                "which split to run: the teacher is tuned on 'tune' and 'dev'; 'test', 'fresh', 'holdout', "
+                "'closing' and 'final' (each written before the teacher was asked them) are held out and only "
+                "reported on; 'all' runs every question"
             ),
         )
         parser.add_argument("--file", help="an evaluation set (YAML) of your own; default: the shipped ones")
