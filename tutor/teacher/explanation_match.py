@@ -71,7 +71,8 @@ DEFINITION_PENALTY = 0.8  # a "What is X?" explanation answering a question that
 KIND_BONUS = 0.04  # added when the explanation asks the same kind of question as the learner (see question_kind)
 
 # The kind of answer a question asks for. "Why should I care?" wants consequences, not a definition; "how
-# much" wants a number; "difference between" wants both sides. Checked in this order, first match wins.
+# much" wants a number; "difference between" wants both sides; "how can I tell" wants a way to see it, not
+# how it works. Checked in this order, first match wins.
 _KINDS: list[tuple[str, re.Pattern]] = [
     (
         "consequence",
@@ -87,6 +88,14 @@ _KINDS: list[tuple[str, re.Pattern]] = [
         "difference",
         re.compile(r"\b(?:difference|differences|differ|vs\.?|versus|compared?\s+(?:to|with)|compare)\b", re.I),
     ),
+    (
+        "diagnose",
+        re.compile(
+            r"\bhow\s+(?:can|could|do|would|should)\s+(?:i|we|you|one)\s+(?:tell|know|check|see|measure|find\s+out|"
+            r"spot|detect|verify|confirm|notice)\b|\bhow\s+to\s+(?:tell|check|measure|spot|detect|verify)\b",
+            re.IGNORECASE,
+        ),
+    ),
     ("quantity", re.compile(r"\bhow\s+(?:much|many|big|large|long|fast|slow|small)\b", re.IGNORECASE)),
     ("when", re.compile(r"\bwhen\s+(?:should|not|to|is\s+it|would)\b|\bshould\s+i\b|\bbad\s+idea\b|\bworth\b", re.I)),
     ("why", re.compile(r"\bwhy\b|\bhow\s+come\b|\bwhat(?:'s|\s+is)\s+the\s+reason\b", re.IGNORECASE)),
@@ -96,7 +105,7 @@ _COMPATIBLE = {"consequence": {"consequence", "why"}, "why": {"why", "consequenc
 
 
 def question_kind(question: str) -> str | None:
-    """consequence | difference | quantity | when | why | how | definition, or None."""
+    """consequence | difference | diagnose | quantity | when | why | how | definition, or None."""
     for kind, pattern in _KINDS:
         if pattern.search(question):
             return kind

@@ -108,6 +108,14 @@ _PATTERNS: list[tuple[float, re.Pattern]] = [
     ),
     (STRONG, _re(rf"\b(?:were|have|had)\s+you\s+(?:been\s+)?{_GIVEN}\b")),
     (STRONG, _re(r"\b(?:you\s+(?:have|can|could)\s+access|(?:access|available)\s+to\s+you)\b")),
+    # a role handed to the teacher: "from now on you are ...", "you are a pirate who ..."
+    (
+        STRONG,
+        _re(
+            r"\bfrom\s+now\s+on,?\s+(?:you(?:'re|\s+are|\s+will|'ll)|act|behave|be\s+a|talk|speak|reply|respond)\b"
+            r"|\byou(?:'re|\s+are)\s+(?:now\s+)?an?\s+\w+(?:\s+\w+)?\s+(?:who|that)\s+(?:only|always|never|must)\b"
+        ),
+    ),
     (STRONG, _re(r"\byour\s+(?:creators?|developers?|makers?|authors?|operators?|admins?|owners?|programmers?)\b")),
     (STRONG, _re(r"\b(?:wrote|written|gave|given|set)\s+(?:for|to)\s+you\b")),
     (STRONG, _re(r"\b(?:tutor|teacher|teaching|assistant)\s+(?:act|role|mode|persona|character|hat)\b")),
