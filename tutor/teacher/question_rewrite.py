@@ -92,6 +92,11 @@ EVERYDAY = {
     "number format": "dtype precision",
     "serve more": "batching throughput",
     "more users": "batching batch",
+    "single user": "batch 1",
+    "one user": "batch 1",
+    "only user": "batch 1",
+    "only one using": "batch 1",
+    "by myself": "batch 1",
     "first request": "cold start warm-up",
     "first requests": "cold start warm-up",
 }
