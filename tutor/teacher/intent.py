@@ -241,6 +241,19 @@ def _exemplar_vectors(side: str):
     return _vectors[side]
 
 
+def _toward_course(vector, course_slug: str | None) -> float:
+    """The best cosine of a message's vector to a course question: the authored course exemplars and, with a
+    course, its explanations' wordings."""
+    from tutor.teacher import explanation_match
+
+    course = float((_exemplar_vectors("course") @ vector).max())
+    if course_slug is not None:
+        idx = explanation_match.get_index(course_slug)
+        if idx.wordings:
+            course = max(course, float((idx.vectors() @ vector).max()))
+    return course
+
+
 def aimed_at_the_teacher(question: str, course_slug: str | None = None, *, as_matched: str | None = None) -> Verdict:
     """Score how much the message is an instruction to the teacher rather than a question for it.
     `as_matched`: the question as the explanation match will read it (typos fixed), whose vector the vote
@@ -252,11 +265,7 @@ def aimed_at_the_teacher(question: str, course_slug: str | None = None, *, as_ma
         return Verdict(patterns, None, None, patterns)
     vector = explanation_match.question_vector(as_matched or question)
     teacher = float((_exemplar_vectors("teacher") @ vector).max())
-    course = float((_exemplar_vectors("course") @ vector).max())
-    if course_slug is not None:
-        idx = explanation_match.get_index(course_slug)
-        if idx.wordings:
-            course = max(course, float((idx.vectors() @ vector).max()))
+    course = _toward_course(vector, course_slug)
     score = patterns + VOTE_WEIGHT * (teacher - course)
     return Verdict(patterns, teacher, course, round(score, 4))
 
@@ -306,12 +315,7 @@ def off_topic_lead(question: str, course_slug: str | None = None) -> float | Non
         return None
     vector = explanation_match.question_vector(question)
     off = float((_exemplar_vectors("off_topic") @ vector).max())
-    course = float((_exemplar_vectors("course") @ vector).max())
-    if course_slug is not None:
-        idx = explanation_match.get_index(course_slug)
-        if idx.wordings:
-            course = max(course, float((idx.vectors() @ vector).max()))
-    return round(off - course, 4)
+    return round(off - _toward_course(vector, course_slug), 4)
 
 
 def is_off_topic(question: str, course_slug: str | None = None) -> bool:

@@ -70,27 +70,16 @@ def compose(plan: Plan, *, hint: bool = False, context: str = "") -> str:
             f"{LABEL}\n\n**Hint** (the answer stays hidden until you review this card): re-read *{source}* [1], "
             "then try to answer in your own words."
         )
-    if plan.kind == "explanation" and plan.each_part:
-        # Two things asked: each one's explanation, whole, in the order asked.
-        parts = [
-            LABEL,
-            f"**{plan.explanation.question}**",
-            f"{plan.explanation.answer.strip()} [1]",
-            f"**{plan.also.question}**",
-            f"{plan.also.answer.strip()} [{plan.also_n}]",
-        ]
-        text = "\n\n".join(parts) + _uncovered(plan)
-        if plan.check_question:
-            text += f"\n\n**Check yourself:** {plan.check_question}"
-        return text
     if plan.kind == "explanation" and plan.also is not None:
-        # "The difference between A and B": each side's own explanation, opening first, side by side.
+        # Two things asked: each one's explanation, whole, in the order asked. "The difference between A and
+        # B": each side's own explanation, its opening, side by side.
+        shown = (lambda e: e.answer.strip()) if plan.each_part else (lambda e: core(e.answer))  # noqa: E731
         parts = [
             LABEL,
             f"**{plan.explanation.question}**",
-            f"{core(plan.explanation.answer)} [1]",
+            f"{shown(plan.explanation)} [1]",
             f"**{plan.also.question}**",
-            f"{core(plan.also.answer)} [{plan.also_n}]",
+            f"{shown(plan.also)} [{plan.also_n}]",
         ]
         text = "\n\n".join(parts) + _uncovered(plan)
         if plan.check_question:
