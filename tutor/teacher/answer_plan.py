@@ -540,17 +540,10 @@ def _each_side(question: str, course_slug: str, best) -> tuple[Explanation, Expl
     return (found[0], found[1]) if found[0].pk != found[1].pk else None
 
 
-_ASKS = re.compile(
-    r"^\W*(?:what|how|why|when|where|which|who|whether|is|are|does|do|did|can|could|should|will|would|"
-    r"explain|tell\s+me|describe|walk\s+me)\b",
-    re.IGNORECASE,
-)
+_QUESTION_WORD = r"what|how|why|when|where|which|who|whether|is|are|does|do|did|can|could|should|will|would"
+_ASKS = re.compile(rf"^\W*(?:{_QUESTION_WORD}|explain|tell\s+me|describe|walk\s+me)\b", re.IGNORECASE)
 # Where one sentence starts asking a second thing: "What rule did I break and how do engines deal with it?"
-_SECOND_ASK = re.compile(
-    r"[,;]?\s+(?:and|also|plus|but)\s+(?=(?:what|how|why|when|where|which|who|whether|is|are|does|do|did|can|"
-    r"could|should|will|would)\b)",
-    re.IGNORECASE,
-)
+_SECOND_ASK = re.compile(rf"[,;]?\s+(?:and|also|plus|but)\s+(?=(?:{_QUESTION_WORD})\b)", re.IGNORECASE)
 
 
 # The second of two things asked gets an explanation of its own only when that explanation matches the part

@@ -140,7 +140,7 @@ def split_names(texts: list[str], words: frozenset[str]) -> frozenset[str]:
             pair = f"{word[:cut]} {word[cut:]}"
             if english().known([word[:cut], word[cut:]]) == {word[:cut], word[cut:]} and uses > pairs[pair]:
                 out.add(pair)
-    return frozenset(out & {p for p in out if p.replace(" ", "") in words})
+    return frozenset(p for p in out if p.replace(" ", "") in words)
 
 
 def english() -> SpellChecker:
