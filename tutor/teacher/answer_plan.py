@@ -49,6 +49,7 @@ PASSAGE_COVERAGE = 0.35  # a passage covering this share of the question's weigh
 # namesake of a different thing. Tuned on the tune and dev splits (their partial questions score >= 0.51).
 UNCOVERED_ANSWER = 0.47
 MISSPELT_CUTOFF = 0.75  # see misspelt_course_word
+FOREIGN_WORDS = 2  # see foreign_words: this many of them name another subject
 RARE_IN_ENGLISH = 1000  # occurrences in pyspellchecker's English frequency list (1.6 billion words)
 
 
@@ -126,7 +127,7 @@ def default_course(user) -> Course | None:
     return last.card.course if last else Course.objects.order_by("title", "pk").first()
 
 
-def _course_counts(course: Course) -> tuple[Counter, frozenset[str]]:
+def _course_counts(course: Course) -> tuple[Counter, frozenset[str], Counter]:
     idx = get_index(course.slug)
     texts = [idx.text_of(p) for p in idx.passages] + [
         # Not the paraphrases: they spell questions the way learners do, typos included ("kernal").
@@ -136,18 +137,25 @@ def _course_counts(course: Course) -> tuple[Counter, frozenset[str]]:
     counts = Counter(w.lower() for text in texts for w in _TERM.findall(text))
     # The first part of a compound counts as used too: "Llama-3-8B-style" speaks of Llama.
     counts.update(w.split("-")[0] for w in list(counts.elements()) if "-" in w)
-    return counts, course_words(texts)
+    stems = Counter(t for text in texts for t in tokenize(text))
+    return counts, course_words(texts), stems
 
 
-_counts_cache: dict[tuple, tuple[Counter, frozenset[str]]] = {}
+_counts_cache: dict[tuple, tuple[Counter, frozenset[str], Counter]] = {}
 
 
-def course_vocabulary(course: Course) -> tuple[Counter, frozenset[str]]:
+def _vocabulary(course: Course) -> tuple[Counter, frozenset[str], Counter]:
     key = (course.slug, get_index(course.slug).fingerprint, explanation_match.get_index(course.slug).fingerprint)
     if key not in _counts_cache:
         _counts_cache.clear()
         _counts_cache[key] = _course_counts(course)
     return _counts_cache[key]
+
+
+def course_vocabulary(course: Course) -> tuple[Counter, frozenset[str]]:
+    """How often the course's texts use each word (lower case), and its words as written."""
+    counts, words, _ = _vocabulary(course)
+    return counts, words
 
 
 def course_terms(text: str, counts: Counter) -> list[str]:
@@ -217,6 +225,29 @@ def unknown_words(question: str, course: Course) -> list[str]:
         if frequency[lower] < RARE_IN_ENGLISH and not everyday_english(word):
             out.append(word)
     return out
+
+
+def foreign_words(question: str, course: Course) -> list[str]:
+    """The question's specialist words that the course uses once at most: "optimizer" and "gradients" in a
+    question about sharding a training run. Rare in English and all but absent from the course, they say
+    the question is about another subject even where its other words ("shard", "stage") are the course's."""
+    _, words, stems = _vocabulary(course)
+    frequency = english().word_frequency
+    out = []
+    for word in dict.fromkeys(m.group(0) for m in _names(question)):
+        lower = word.lower()
+        tokens = tokenize(word)
+        if not tokens or any(stems[t] > 1 for t in tokens) or lower in EVERYDAY_WORDS or _SHAPE.match(word):
+            continue
+        if frequency[lower] < RARE_IN_ENGLISH and not everyday_english(word) and not _slip_of(lower, words):
+            out.append(word)
+    return out
+
+
+def _slip_of(word: str, words: frozenset[str]) -> bool:
+    """A misspelt course word, not a derivation of one ("paralel", but not "optimizer" of "optimize")."""
+    close = difflib.get_close_matches(word, sorted(words), n=3, cutoff=MISSPELT_CUTOFF)
+    return any(w[0] == word[0] and not (word.startswith(w.lower()) or w.lower().startswith(word)) for w in close)
 
 
 def misspelt_course_word(word: str, words: frozenset[str]) -> bool:
@@ -335,6 +366,11 @@ def _decide(
         if fresh:
             matches = fresh + [m for m in matches if m not in fresh]
     plan.uncovered = uncovered_terms(fixed, counts)
+    foreign = foreign_words(fixed, course)
+    if len(foreign) >= FOREIGN_WORDS:
+        # "How does ZeRO shard the optimizer states and gradients?": the question's own subject words are
+        # another field's, even where others ("shard", "stage") are the course's; named like a name it lacks.
+        plan.uncovered = list(dict.fromkeys([*plan.uncovered, *foreign]))
     unknown = unknown_words(fixed, course)
     about = explanation_match.about_this_course(matches)
     domain = about if about is not None else bool(course_terms(rewritten, counts))

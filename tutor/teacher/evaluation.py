@@ -38,9 +38,9 @@ from tutor.teacher.retrieval_bench import p95
 
 EVAL_DIR = Path(__file__).resolve().parent / "eval"
 EVAL_FILES = tuple(
-    EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", "closing", "final")
+    EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", "closing", "final", "blind")
 )
-SPLITS = ("tune", "dev", "test", "fresh", "holdout", "closing", "final")
+SPLITS = ("tune", "dev", "test", "fresh", "holdout", "closing", "final", "blind")
 
 
 @dataclass(frozen=True)

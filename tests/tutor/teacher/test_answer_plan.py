@@ -140,6 +140,18 @@ def test_a_question_naming_what_the_course_lacks_gets_no_namesake_answer(course)
     assert partial.kind == "explanation" and "MI300X" in partial.uncovered
 
 
+def test_a_question_whose_subject_words_are_another_fields_is_not_answered_from_a_stray_passage(course):
+    """Splitting a training run's optimizer states shares "split" and "GPUs" with the course, not its subject:
+    the specialist words the course barely uses are named as not covered, like a name it never uses."""
+    from tutor.teacher.answer_plan import foreign_words
+
+    plan = plan_answer("When training with many GPUs, how are the optimizer states and gradients split?", course=course)
+    assert plan.kind == "not_covered" and not plan.cited and plan.uncovered == ["optimizer", "gradients"]
+    assert foreign_words("How does the Adam optimizer use gradients?", course) == ["optimizer", "gradients"]
+    assert foreign_words("why does tensor paralel need an all-reduce?", course) == []  # a slip, not a subject
+    assert foreign_words("What is a megakernel?", course) == []  # a course word used once is still the course's
+
+
 def test_names_in_the_question_the_course_lacks_are_named_and_contractions_and_typos_are_not(course):
     from tutor.teacher.answer_plan import course_vocabulary, uncovered_terms, unknown_words
     from tutor.teacher.question_rewrite import fix_typos
