@@ -353,7 +353,7 @@ def _decide(
     hits = retrieve(rewritten, k=5, course=course.slug)
     matches = lesson_vote(explanation_match.match(rewritten, course.slug, k=8), hits, course.slug)
     if follow_up and own_terms:
-        matches = _favour_the_new_part(matches, rewrite(question, words), course.slug)
+        matches = _favour_the_new_part(matches, rewrite(question, words), rewrite(previous, words), course.slug)
     matches = matches[:4]
     plan = Plan("not_covered", course, question, query=rewritten, hits=hits)
     if follow_up and matches and matches[0].explanation_id == previous_explanation_id:
@@ -479,15 +479,21 @@ def already_said(follow_up: str, previous: Explanation) -> str:
     return " ".join(sentences[i] for i in holding)
 
 
-def _favour_the_new_part(matches, new_part: str, course_slug: str):
+def _favour_the_new_part(matches, new_part: str, previous: str, course_slug: str):
     """A follow-up is matched with its previous question for the topic; among those matches, rank first
-    the ones that also answer what the follow-up adds ("how much faster?", "what about decode?")."""
+    the ones that also answer what the follow-up adds ("how much faster?", "what about decode?"), and stay
+    on the previous question's own topic: after a CUDA-graph question, "what if the batch size changes?"
+    asks about graphs and batch sizes, not about batching alone."""
     found = explanation_match.match(new_part, course_slug, k=50)
     alone = {m.explanation_id: m.score for m in found}
+    before = {m.explanation_id: m.score for m in explanation_match.match(previous, course_slug, k=50)}
     # Only a new part that the course answers on its own ("decode") reaches past the joint top four;
     # "is that always true?" alone matches nothing in particular.
     pool = matches if found and found[0].answers else matches[:4]
-    return sorted(pool, key=lambda m: -(m.score + alone.get(m.explanation_id, 0.0)) / 2)
+    # The three count alike: weighing the previous question half as much lost more follow-ups than it won.
+    return sorted(
+        pool, key=lambda m: -(m.score + alone.get(m.explanation_id, 0.0) + before.get(m.explanation_id, 0.0))
+    )
 
 
 def _with_explanation(plan: Plan, best, matches, exclude_card_id: int | None) -> Plan:
