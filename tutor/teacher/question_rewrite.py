@@ -99,6 +99,21 @@ EVERYDAY = {
     "by myself": "batch 1",
     "first request": "cold start warm-up",
     "first requests": "cold start warm-up",
+    # Spelt-out names the course writes short.
+    "floating-point operations": "flops",
+    "floating point operations": "flops",
+    "floating-point ops": "flops",
+    "time to first token": "ttft",
+    "time per output token": "tpot",
+    "inter-token latency": "tpot",
+    "user-facing latency": "ttft tpot",
+    "high-bandwidth memory": "hbm",
+    "streaming multiprocessor": "sm",
+    "streaming multiprocessors": "sms",
+    "key-value cache": "kv cache",
+    "key value cache": "kv cache",
+    "grouped-query attention": "gqa",
+    "grouped query attention": "gqa",
 }
 _EVERYDAY = sorted(EVERYDAY.items(), key=lambda kv: -len(kv[0]))
 EVERYDAY_WORDS = frozenset(word for phrase in EVERYDAY for word in phrase.split())

@@ -176,6 +176,11 @@ def test_two_words_the_course_writes_as_one_name_are_matched_as_that_name(course
     assert "CUDA graph" in rewrite("what is a CUDA graph?", words)  # the course writes it apart more often
 
 
+def test_a_name_spelt_out_is_matched_as_the_short_name_the_course_writes(course):
+    plan = plan_answer("Does fusion cut the number of floating-point operations a model does?", course=course)
+    assert plan.kind == "explanation" and "FLOPs" in plan.explanation.question
+
+
 @pytest.mark.parametrize(
     ("first", "follow_up", "section", "reason_words"),
     [
