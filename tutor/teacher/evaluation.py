@@ -18,6 +18,8 @@ eval/closing_questions.yaml (written on 2026-11-26 from the sections alone, befo
 of it) is half "dev" and half "closing": "closing" is held out like "holdout", with two-part questions and
 injections tucked into course questions among its kinds. eval/final_questions.yaml, written the same way
 and day by another author after "closing" had been read, is half "dev" and half "final" (held out).
+eval/blind_questions.yaml, written the same way by another author after "final" had been read, is half
+"dev" and half "blind" (held out, and not read while tuning).
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
