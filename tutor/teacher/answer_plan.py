@@ -49,6 +49,7 @@ PASSAGE_COVERAGE = 0.35  # a passage covering this share of the question's weigh
 # namesake of a different thing. Tuned on the tune and dev splits (their partial questions score >= 0.51).
 UNCOVERED_ANSWER = 0.47
 MISSPELT_CUTOFF = 0.75  # see misspelt_course_word
+FRESH_GAP = 0.3  # a follow-up moves on from the previous answer only to an explanation this close to it
 FOREIGN_WORDS = 2  # see foreign_words: this many of them name another subject
 RARE_IN_ENGLISH = 1000  # occurrences in pyspellchecker's English frequency list (1.6 billion words)
 
@@ -362,7 +363,9 @@ def _decide(
             plan = _with_explanation(plan, matches[0], matches, exclude_card_id)
             plan.already_said, plan.support, plan.quote, plan.uncovered = said, None, "", []
             return plan
-        fresh = [m for m in matches[1:] if m.answers]
+        # Another explanation, unless it is far behind: after "Should I fuse two large matmuls?", a bare "why
+        # not?" is still about that answer, not about the next explanation that happens to clear the bar.
+        fresh = [m for m in matches[1:] if m.answers and m.score >= matches[0].score - FRESH_GAP]
         if fresh:
             matches = fresh + [m for m in matches if m not in fresh]
     plan.uncovered = uncovered_terms(fixed, counts)

@@ -198,6 +198,16 @@ def test_a_bare_why_asks_the_reason_for_what_the_previous_answer_said(course, fi
     assert any(word in plan.explanation.answer.lower() for word in reason_words)
 
 
+def test_a_bare_follow_up_does_not_move_to_an_explanation_far_behind_the_previous_one(course):
+    """After "Should I fuse two big matmuls?", "why not?" is about that answer: an explanation that only just
+    clears the bar (tiling shares "matmul" and "memory traffic") is not taken for its reason."""
+    first = "Should I fuse two big matmuls into one kernel to save memory traffic?"
+    earlier = plan_answer(first, course=course)
+    history = [("user", first), ("assistant", compose(earlier))]
+    plan = plan_answer("why not?", course=course, history=history, previous_explanation_id=earlier.explanation.pk)
+    assert plan.answerable and "tiling" not in plan.explanation.question.lower()
+
+
 def test_the_lesson_quote_beside_an_explanation_adds_what_the_explanation_does_not_say(course):
     from quizzes.models import Explanation
     from tutor.teacher.answer_plan import supporting_quote
