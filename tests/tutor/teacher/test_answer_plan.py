@@ -176,6 +176,14 @@ def test_two_words_the_course_writes_as_one_name_are_matched_as_that_name(course
     assert "CUDA graph" in rewrite("what is a CUDA graph?", words)  # the course writes it apart more often
 
 
+def test_what_does_x_mean_asks_for_the_definition_of_x():
+    from tutor.teacher.explanation_match import bare_term, is_definition_question
+
+    assert bare_term('What does "memory-bound" actually mean?') == bare_term("What is memory-bound?")
+    assert bare_term("So what exactly is a warp?") == bare_term("What is a warp?")
+    assert is_definition_question("What does TMA stand for?") and bare_term("What does TMA stand for?") == "tma"
+
+
 def test_a_name_spelt_out_is_matched_as_the_short_name_the_course_writes(course):
     plan = plan_answer("Does fusion cut the number of floating-point operations a model does?", course=course)
     assert plan.kind == "explanation" and "FLOPs" in plan.explanation.question
