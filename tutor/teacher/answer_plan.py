@@ -50,6 +50,8 @@ PASSAGE_COVERAGE = 0.35  # a passage covering this share of the question's weigh
 UNCOVERED_ANSWER = 0.47
 MISSPELT_CUTOFF = 0.75  # see misspelt_course_word
 FRESH_GAP = 0.3  # a follow-up moves on from the previous answer only to an explanation this close to it
+ELSEWHERE_SHARE = 0.35  # see _about_something_else
+ELSEWHERE_LEAD = -0.1
 FOREIGN_WORDS = 2  # see foreign_words: this many of them name another subject
 RARE_IN_ENGLISH = 1000  # occurrences in pyspellchecker's English frequency list (1.6 billion words)
 
@@ -226,6 +228,19 @@ def unknown_words(question: str, course: Course) -> list[str]:
         if frequency[lower] < RARE_IN_ENGLISH and not everyday_english(word):
             out.append(word)
     return out
+
+
+def _about_something_else(question: str, course: Course) -> bool:
+    """Before the weakest answer, a lesson passage quoted below the confidence bar: a question with many
+    words the course never uses ("fusion cuisine", "a linen weave on my loom"), or one the off-topic vote
+    nearly takes for off-topic, is about something else that shares a word with the course. Both bars were
+    read off the tune and dev splits: the course questions that end here stayed below them."""
+    terms = [t for t in dict.fromkeys(tokenize(question)) if len(t) >= 3]
+    stems = _vocabulary(course)[2]
+    if terms and sum(1 for t in terms if not stems[t]) / len(terms) >= ELSEWHERE_SHARE:
+        return True
+    lead = intent.off_topic_lead(question, course.slug)
+    return lead is not None and lead >= ELSEWHERE_LEAD
 
 
 def foreign_words(question: str, course: Course) -> list[str]:
@@ -405,6 +420,9 @@ def _decide(
         return plan
     top = hits[0] if hits else None
     if domain and top and (about or plan.near or top.coverage >= PASSAGE_COVERAGE):
+        if _about_something_else(question, course):
+            plan.kind, plan.near = "declined", []
+            return plan
         plan.kind = "passage"
         plan.support = _readable(hits, plan.near)
         if plan.support is None:

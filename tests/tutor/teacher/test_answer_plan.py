@@ -152,6 +152,15 @@ def test_a_question_whose_subject_words_are_another_fields_is_not_answered_from_
     assert foreign_words("What is a megakernel?", course) == []  # a course word used once is still the course's
 
 
+def test_a_question_about_something_else_gets_no_passage_quoted_below_the_bar(course):
+    """Below the confidence bar the teacher quotes the closest passage, but not for a question whose words
+    the course mostly never uses: "fusion" in a kitchen is not kernel fusion."""
+    for elsewhere in ("Is fusion cuisine just a fad?", "What's the best way to cache my firewood for winter?"):
+        plan = plan_answer(elsewhere, course=course)
+        assert plan.kind == "declined" and not plan.cited, elsewhere
+    assert plan_answer("FlashDecoding?", course=course).kind == "passage"  # a course name with no explanation
+
+
 def test_names_in_the_question_the_course_lacks_are_named_and_contractions_and_typos_are_not(course):
     from tutor.teacher.answer_plan import course_vocabulary, uncovered_terms, unknown_words
     from tutor.teacher.question_rewrite import fix_typos
