@@ -401,18 +401,19 @@ def _decide(
     if each is not None and (not plan.uncovered or min(m.score for m in each) >= UNCOVERED_ANSWER):
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
         return _with_each_part(plan, each, matches, exclude_card_id)
-    if best and best.answers and (not plan.uncovered or best.score >= UNCOVERED_ANSWER):
-        plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
-        return _with_explanation(plan, best, matches, exclude_card_id)
-    plan.near = [m for m in matches if m.score >= explanation_match.NEAR][:3]
     covered = (
         None if follow_up or query is not None else _covered_part(fixed, [*plan.uncovered, *unknown], words, course)
     )
     if covered is not None:
-        # "How does FlashAttention avoid the N×N matrix, and how does it compare to Mistral's?": the part the
-        # course covers is answered, and the rest is named as not covered.
+        # "How does a paged KV cache save memory? And how does speculative decoding pick its draft tokens?":
+        # the part the course covers is answered as if asked alone (the whole message, "draft tokens"
+        # included, would match beside it), and the rest is named as not covered.
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
         return _with_explanation(plan, covered, matches, exclude_card_id)
+    if best and best.answers and (not plan.uncovered or best.score >= UNCOVERED_ANSWER):
+        plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
+        return _with_explanation(plan, best, matches, exclude_card_id)
+    plan.near = [m for m in matches if m.score >= explanation_match.NEAR][:3]
     if (unknown or plan.uncovered) and domain:
         # "What is speculative decoding?": the course has nothing on the thing asked about; quoting a
         # passage about its other words ("decoding") would pad the answer with something beside the point.
