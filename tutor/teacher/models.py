@@ -93,7 +93,12 @@ class ChatTurn(models.Model):
         ordering = ["created_at", "id"]
         # The per-minute limit counts a learner's turns of the last minute on every question: without this
         # index that count scans every turn ever stored (100 ms at 15,000 turns, growing with them).
-        indexes = [models.Index(fields=["created_at"], name="chatturn_created_at")]
+        indexes = [
+            models.Index(fields=["created_at"], name="chatturn_created_at"),
+            # The per-minute limit counts a learner's recent questions across all their conversations: an
+            # index probe per conversation instead of reading every turn a long-time learner ever had.
+            models.Index(fields=["conversation", "role", "created_at"], name="chatturn_recent_by_role"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.role}: {self.text[:60]}"
