@@ -513,9 +513,7 @@ def _favour_the_new_part(matches, new_part: str, previous: str, course_slug: str
     # "is that always true?" alone matches nothing in particular.
     pool = matches if found and found[0].answers else matches[:4]
     # The three count alike: weighing the previous question half as much lost more follow-ups than it won.
-    return sorted(
-        pool, key=lambda m: -(m.score + alone.get(m.explanation_id, 0.0) + before.get(m.explanation_id, 0.0))
-    )
+    return sorted(pool, key=lambda m: -(m.score + alone.get(m.explanation_id, 0.0) + before.get(m.explanation_id, 0.0)))
 
 
 def _with_explanation(plan: Plan, best, matches, exclude_card_id: int | None) -> Plan:

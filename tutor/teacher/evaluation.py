@@ -40,7 +40,8 @@ from tutor.teacher.retrieval_bench import p95
 
 EVAL_DIR = Path(__file__).resolve().parent / "eval"
 EVAL_FILES = tuple(
-    EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", "closing", "final", "blind")
+    EVAL_DIR / f"{name}_questions.yaml"
+    for name in ("learner", "dev", "holdout", "boundary", "closing", "final", "blind")
 )
 SPLITS = ("tune", "dev", "test", "fresh", "holdout", "closing", "final", "blind")
 
