@@ -255,22 +255,25 @@ def foreign_words(question: str, course: Course) -> list[str]:
         tokens = tokenize(word)
         if not tokens or any(stems[t] > 1 for t in tokens) or lower in EVERYDAY_WORDS or _SHAPE.match(word):
             continue
-        if frequency[lower] < RARE_IN_ENGLISH and not everyday_english(word) and not _slip_of(lower, words):
+        if (
+            frequency[lower] < RARE_IN_ENGLISH
+            and not everyday_english(word)
+            and not misspelt_course_word(lower, words, derivations=False)
+        ):
             out.append(word)
     return out
 
 
-def _slip_of(word: str, words: frozenset[str]) -> bool:
-    """A misspelt course word, not a derivation of one ("paralel", but not "optimizer" of "optimize")."""
-    close = difflib.get_close_matches(word, sorted(words), n=3, cutoff=MISSPELT_CUTOFF)
-    return any(w[0] == word[0] and not (word.startswith(w.lower()) or w.lower().startswith(word)) for w in close)
-
-
-def misspelt_course_word(word: str, words: frozenset[str]) -> bool:
+def misspelt_course_word(word: str, words: frozenset[str], *, derivations: bool = True) -> bool:
     """ "paralel" for the course's "parallelism": close to a course word (a looser cut-off than the one typos are
-    corrected at, since naming it as a subject the course lacks is the worse mistake), same first letter."""
+    corrected at, since naming it as a subject the course lacks is the worse mistake), same first letter.
+    `derivations=False`: a word that only extends a course word, or is cut from one, is not a slip of it
+    ("optimizer" of "optimize")."""
     close = difflib.get_close_matches(word, sorted(words), n=3, cutoff=MISSPELT_CUTOFF)
-    return any(w[0] == word[0] for w in close)
+    return any(
+        w[0] == word[0] and (derivations or not (word.startswith(w.lower()) or w.lower().startswith(word)))
+        for w in close
+    )
 
 
 def _bases(word: str) -> list[str]:
