@@ -383,7 +383,14 @@ def _decide(
             return plan
         # Another explanation, unless it is far behind: after "Should I fuse two large matmuls?", a bare "why
         # not?" is still about that answer, not about the next explanation that happens to clear the bar.
-        fresh = [m for m in matches[1:] if m.answers and m.score >= matches[0].score - FRESH_GAP]
+        # Nor down to a part of the previous answer's subject: "who actually uses it?" after "What is warp
+        # specialization?" goes on about warp specialization, not to "What is a warp?".
+        subject = _defined_terms(matches[0].question)
+        fresh = [
+            m
+            for m in matches[1:]
+            if m.answers and m.score >= matches[0].score - FRESH_GAP and not _part_of(m.question, subject)
+        ]
         if fresh:
             matches = fresh + [m for m in matches if m not in fresh]
     plan.uncovered = uncovered_terms(fixed, counts)
@@ -440,6 +447,20 @@ def _decide(
         plan.kind = "declined"
         plan.near = []
     return plan
+
+
+def _defined_terms(question: str) -> frozenset[str]:
+    """The terms a definition question asks about ("What is warp specialization?" -> warp, special); empty for
+    other questions."""
+    if explanation_match.question_kind(question) != "definition":
+        return frozenset()
+    return frozenset(explanation_match.bare_term(question).split())
+
+
+def _part_of(question: str, subject: frozenset[str]) -> bool:
+    """Whether `question` asks what a part of `subject` is ("What is a warp?" of warp specialization)."""
+    terms = _defined_terms(question)
+    return bool(terms) and terms < subject
 
 
 _BARE_REASON = re.compile(
@@ -589,10 +610,14 @@ def _each_side(question: str, course_slug: str, best) -> tuple[Explanation, Expl
     idx = explanation_match.get_index(course_slug)
     side_tokens = [set(tokenize(side)) for side in sides]
     if best is not None and best.answers:
+        # Covered by one wording that asks for a difference: a learner's scenario that only mentions a kernel
+        # and a warp ("Reading a Hopper kernel, I keep seeing warpgroups...") does not compare the two.
         e = idx.explanations[best.explanation_id]
-        wording = set(tokenize(" ".join([e.question, *e.paraphrases])))
-        if all(tokens and tokens <= wording for tokens in side_tokens):
-            return None
+        for text in (e.question, *e.paraphrases):
+            wording = set(tokenize(text))
+            asks = explanation_match.question_kind(text) == "difference" or text == e.question
+            if asks and all(tokens and tokens <= wording for tokens in side_tokens):
+                return None
     found = []
     for side in sides:
         pk = idx.terms.get(bare_term(f"What is {side}?"))
