@@ -328,7 +328,37 @@ def _previous_question(history: list[tuple[str, str]]) -> str | None:
 def plan_answer(question: str, **kwargs) -> Plan:
     """The plan for one question, with its citations worked out (see _decide for the arguments)."""
     with one_question():
-        return _decide(question, **kwargs).cite()
+        plan = _decide(question, **kwargs)
+    if plan.kind == "explanation":
+        plan.uncovered = list(dict.fromkeys([*plan.uncovered, *forms_not_given(question)]))
+    return plan.cite()
+
+
+# What the course's explanations never give, however well they answer the subject: a walk through code line
+# by line, a whole program, a full derivation.
+_NOT_GIVEN = [
+    (re.compile(r"\bline[\s-]+by[\s-]+line\b", re.I), "a line-by-line walk through code"),
+    (
+        re.compile(
+            r"\b(?:complete|full|entire|whole|working)\s+(?:code|program|source|implementation)\b|\bfrom\s+scratch\b",
+            re.I,
+        ),
+        "complete code",
+    ),
+    (
+        re.compile(
+            r"\b(?:full|complete|whole|entire)\s+(?:\w+\s+){0,2}derivation\b|\bderive\b.{0,60}\bstep\s+by\s+step\b",
+            re.I,
+        ),
+        "a full derivation",
+    ),
+]
+
+
+def forms_not_given(question: str) -> list[str]:
+    """The kinds of answer a question asks for that the course's explanations do not give ("walk me through
+    writing its backward kernel line by line"): named as not covered beside the answer to the subject."""
+    return [label for pattern, label in _NOT_GIVEN if pattern.search(question)]
 
 
 def _decide(
@@ -734,8 +764,10 @@ def check_yourself(explanation: Explanation, exclude_card_id: int | None) -> str
             if card.kind in kinds:
                 if card.kind != Card.Kind.BASIC:
                     return card.prompt
-                term = card.prompt if card.prompt[:2].isupper() else card.prompt[:1].lower() + card.prompt[1:]
-                return f"In your own words: what does *{term}* mean?"  # right for "registers" and "warp" alike
+                # "Warp" reads "warp"; a name with other capitals stays as written ("FlashAttention", "Nsight Systems").
+                plain = not any(c.isupper() for c in card.prompt[1:])
+                term = card.prompt[:1].lower() + card.prompt[1:] if plain else card.prompt
+                return f"In your own words: what does *{term}* mean?"
     return None
 
 

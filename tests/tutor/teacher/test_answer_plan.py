@@ -348,3 +348,60 @@ def test_a_message_asking_a_covered_and_an_uncovered_thing_gets_the_covered_part
     assert "MI300X" in plan.uncovered and "does not cover" in compose(plan)
     # Named in the only thing asked: nothing to answer from.
     assert plan_answer("How do I install CUDA on Ubuntu?", course=course).kind == "not_covered"
+
+
+def test_a_follow_up_does_not_move_down_to_the_definition_of_part_of_the_previous_subject(course):
+    # After "What is warp specialization?", "who actually uses it?" is still about warp specialization (whose
+    # answer names its users), not about "What is a warp?", which the joint match ranks next.
+    first = "What is warp specialization?"
+    earlier = plan_answer(first, course=course)
+    history = [("user", first), ("assistant", compose(earlier))]
+    plan = plan_answer(
+        "who actually uses it?", course=course, history=history, previous_explanation_id=earlier.explanation.pk
+    )
+    assert plan.kind == "explanation" and plan.explanation.question != "What is a warp?"
+    assert "FlashAttention-3" in compose(plan)
+
+
+def test_a_difference_is_covered_only_by_a_wording_that_asks_for_it(course):
+    # A learner's scenario that merely mentions a kernel and a warp ("Reading a Hopper kernel, I keep seeing
+    # warpgroups...") does not make "warp vs warpgroup" the answer to "kernel vs warp".
+    plan = plan_answer("What's the difference between a kernel and a warp?", course=course)
+    assert {plan.explanation.question, plan.also.question} == {"What is a CUDA kernel?", "What is a warp?"}
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        (
+            "How does FlashAttention's forward pass work, and can you walk me through writing its backward pass "
+            "line by line?",
+            "a line-by-line walk through code",
+        ),
+        ("Give me the complete code for a fused softmax kernel.", "complete code"),
+        ("Walk me through the full gradient derivation of the softmax backward pass.", "a full derivation"),
+    ],
+)
+def test_a_request_for_code_or_a_derivation_the_course_does_not_give_is_named_beside_the_answer(
+    course, question, named
+):
+    plan = plan_answer(question, course=course)
+    assert plan.kind == "explanation" and named in plan.uncovered
+    assert f"does not cover {named}" in compose(plan)
+    assert plan_answer("How do I write a fused kernel in Triton?", course=course).uncovered == []
+
+
+def test_check_yourself_keeps_a_names_capitals_and_lowers_an_ordinary_word():
+    from types import SimpleNamespace
+
+    from quizzes.models import Card
+    from tutor.teacher.answer_plan import check_yourself
+
+    def asked(prompt: str) -> str:
+        card = SimpleNamespace(pk=1, kind=Card.Kind.BASIC, prompt=prompt)
+        explanation = SimpleNamespace(cards=SimpleNamespace(all=lambda: [card]))
+        return check_yourself(explanation, None)
+
+    assert asked("Warp") == "In your own words: what does *warp* mean?"
+    assert asked("FlashAttention") == "In your own words: what does *FlashAttention* mean?"
+    assert asked("Nsight Systems") == "In your own words: what does *Nsight Systems* mean?"
