@@ -212,22 +212,7 @@ def unknown_words(question: str, course: Course) -> list[str]:
     """The question's specific words that no text of the course contains (after stemming): "speculative" in
     "What is speculative decoding?", "Ubuntu", "LoRA". Everyday English ("quickly", "install") is not
     specific, nor are the everyday words question_rewrite maps to course terms ("chatbot")."""
-    vocabulary = get_index(course.slug).bm25.idf if get_index(course.slug).bm25 else {}
-    frequency = english().word_frequency
-    out = []
-    words = course_vocabulary(course)[1]
-    for word in dict.fromkeys(m.group(0) for m in _names(question)):
-        tokens = tokenize(word)
-        lower = word.lower()
-        if not tokens or any(t in vocabulary for t in tokens) or lower in EVERYDAY_WORDS or _SHAPE.match(word):
-            continue
-        if "-" in word and all(frequency[part] >= RARE_IN_ENGLISH for part in lower.split("-") if part):
-            continue  # "in-house", "hand-rolled": a compound of everyday words
-        if misspelt_course_word(lower, words):
-            continue
-        if frequency[lower] < RARE_IN_ENGLISH and not everyday_english(word):
-            out.append(word)
-    return out
+    return _rare_words(question, course, course_uses=0, derivations=True)
 
 
 def _about_something_else(question: str, course: Course) -> bool:
@@ -246,20 +231,28 @@ def _about_something_else(question: str, course: Course) -> bool:
 def foreign_words(question: str, course: Course) -> list[str]:
     """The question's specialist words that the course uses once at most: "optimizer" and "gradients" in a
     question about sharding a training run. Rare in English and all but absent from the course, they say
-    the question is about another subject even where its other words ("shard", "stage") are the course's."""
+    the question is about another subject even where its other words ("shard", "stage") are the course's.
+    A word that only extends a course word ("optimizer" of "optimize") counts here: it is not a slip of it."""
+    return _rare_words(question, course, course_uses=1, derivations=False)
+
+
+def _rare_words(question: str, course: Course, *, course_uses: int, derivations: bool) -> list[str]:
+    """The question's words that are rare in English, not everyday wording, not a misspelt course word
+    (see misspelt_course_word for `derivations`), and used by the course's texts at most `course_uses` times
+    (after stemming)."""
     _, words, stems = _vocabulary(course)
     frequency = english().word_frequency
     out = []
     for word in dict.fromkeys(m.group(0) for m in _names(question)):
-        lower = word.lower()
         tokens = tokenize(word)
-        if not tokens or any(stems[t] > 1 for t in tokens) or lower in EVERYDAY_WORDS or _SHAPE.match(word):
+        lower = word.lower()
+        if not tokens or any(stems[t] > course_uses for t in tokens) or lower in EVERYDAY_WORDS or _SHAPE.match(word):
             continue
-        if (
-            frequency[lower] < RARE_IN_ENGLISH
-            and not everyday_english(word)
-            and not misspelt_course_word(lower, words, derivations=False)
-        ):
+        if "-" in word and all(frequency[part] >= RARE_IN_ENGLISH for part in lower.split("-") if part):
+            continue  # "in-house", "hand-rolled": a compound of everyday words
+        if misspelt_course_word(lower, words, derivations=derivations):
+            continue
+        if frequency[lower] < RARE_IN_ENGLISH and not everyday_english(word):
             out.append(word)
     return out
 
