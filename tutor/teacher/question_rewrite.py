@@ -170,6 +170,25 @@ def english() -> SpellChecker:
     return _english
 
 
+# Two letters swapped in a common word ("teh", "hwo", "waht") are put back only when the result is this
+# common in English (occurrences in pyspellchecker's list): "tma" must not become "tam".
+COMMON_WORD = 1_000_000
+_SHORT_LOWER = re.compile(r"\b[a-z]{3,5}\b")
+# "how dose it work?": a real word typed for "does", which no spelling check catches.
+_DOSE = re.compile(
+    r"\b(how|what|why|where|when|which|who|so|and|but)\s+dose\b|\bdose(?=\s+(?:it|this|that|the|a|an|my|your)\b)",
+    re.IGNORECASE,
+)
+
+
+def _swapped(word: str) -> str | None:
+    """The common English word that `word` is with two neighbouring letters swapped, if any."""
+    frequency = english().word_frequency
+    swaps = {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(len(word) - 1)}
+    best = max(swaps, key=lambda w: frequency[w])  # "hwo": "how" rather than "who"
+    return best if frequency[best] >= COMMON_WORD else None
+
+
 def fix_typos(question: str, words: frozenset[str]) -> str:
     ordered = sorted(words)
 
@@ -182,7 +201,14 @@ def fix_typos(question: str, words: frozenset[str]) -> str:
         close = [w for w in difflib.get_close_matches(lower, ordered, n=3, cutoff=TYPO_CUTOFF) if w[0] == lower[0]]
         return (close[0] if close else word) + tail
 
-    return _WORD.sub(fix, question)
+    def unswap(m: re.Match) -> str:
+        word = m.group(0)
+        if word in words or english().known([word]):
+            return word
+        return _swapped(word) or word
+
+    question = _DOSE.sub(lambda m: f"{m.group(1)} does" if m.group(1) else "does", question)
+    return _WORD.sub(fix, _SHORT_LOWER.sub(unswap, question))
 
 
 def add_course_terms(question: str) -> str:

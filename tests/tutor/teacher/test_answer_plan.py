@@ -174,6 +174,10 @@ def test_names_in_the_question_the_course_lacks_are_named_and_contractions_and_t
     assert uncovered_terms("a Mistral-style model", counts) == ["Mistral-style"]
     # The course's words come from what its authors wrote, not from paraphrases spelt as learners type them.
     assert fix_typos("what does a kernal launch cost?", words) == "what does a kernel launch cost?"
+    # Swapped letters in a common word, and "dose" typed for "does"; an acronym is not taken for a swap.
+    assert fix_typos("waht is teh point of tiling?", words) == "what is the point of tiling?"
+    assert fix_typos("hwo dose an xor swizzle work?", words) == "how does an xor swizzle work?"
+    assert fix_typos("is tma faster? the dose matters", words) == "is tma faster? the dose matters"
 
 
 def test_two_words_the_course_writes_as_one_name_are_matched_as_that_name(course):
