@@ -141,6 +141,17 @@ class ExplanationIndex:
         n = max(1, len(self.wordings))
         self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
         self.unseen_idf = math.log(1 + (n + 0.5) / 0.5)
+        # For the lexical vote: which wordings hold each term, and each wording's total weight.
+        self.postings: dict[str, list[int]] = {}
+        for i, w in enumerate(self.wordings):
+            for t in w.tokens:
+                self.postings.setdefault(t, []).append(i)
+        self.wording_weight = [sum(self.weight(t) for t in w.tokens) for w in self.wordings]
+        # Each explanation's wordings are consecutive: where each one's run starts, for the cosine vote.
+        self.order = list(dict.fromkeys(w.explanation for w in self.wordings))
+        self.starts = [
+            i for i, w in enumerate(self.wordings) if i == 0 or self.wordings[i - 1].explanation != w.explanation
+        ]
         # Each explanation whole (its wordings and its answer), for the answer vote.
         self.contents = {
             e.pk: frozenset(tokenize(" ".join([e.question, *e.paraphrases, e.answer]))) for e in explanations
@@ -156,14 +167,28 @@ class ExplanationIndex:
     def weight(self, token: str) -> float:
         return self.idf.get(token, self.unseen_idf)
 
-    def lexical(self, tokens: frozenset[str], wording: _Wording) -> float:
-        shared = tokens & wording.tokens
-        if not shared:
-            return 0.0
-        w_shared = sum(self.weight(t) for t in shared)
+    def lexical(self, tokens: frozenset[str], asks_what: bool) -> dict[int, float]:
+        """Each explanation's best wording overlap with the question's terms (0 for one sharing none); a "What
+        is X?" wording counts DEFINITION_PENALTY less for a question that does not ask what something is."""
+        out = dict.fromkeys(self.order, 0.0)
+        shared: dict[int, float] = {}
+        for t in tokens:
+            for i in self.postings.get(t, ()):
+                shared[i] = shared.get(i, 0.0) + self.weight(t)
         w_q = sum(self.weight(t) for t in tokens)
-        w_d = sum(self.weight(t) for t in wording.tokens)
-        return math.sqrt((w_shared / w_q) * (w_shared / w_d))
+        for i, w_shared in shared.items():
+            wording = self.wordings[i]
+            s = math.sqrt((w_shared / w_q) * (w_shared / self.wording_weight[i]))
+            if wording.definition and not asks_what:
+                s *= DEFINITION_PENALTY
+            out[wording.explanation] = max(s, out[wording.explanation])
+        return out
+
+    def cosines(self, sims) -> dict[int, float]:
+        """Each explanation's best cosine among its wordings, from the cosines of all wordings."""
+        import numpy as np
+
+        return dict(zip(self.order, np.maximum.reduceat(sims, self.starts).tolist(), strict=True))
 
     def answer_coverage(self, tokens: frozenset[str], pk: int) -> float:
         """The share of the question's weight that the explanation's text (wordings and answer) contains."""
@@ -297,13 +322,7 @@ def match(question: str, course_slug: str, k: int = 3, *, paraphrase_vote: bool 
     tokens = frozenset(tokenize(question))
     if not idx.wordings or not question.strip():
         return []
-    lexical: dict[int, float] = {}
-    asks_what = is_definition_question(question)
-    for wording in idx.wordings:
-        s = idx.lexical(tokens, wording) if tokens else 0.0
-        if wording.definition and not asks_what:
-            s *= DEFINITION_PENALTY
-        lexical[wording.explanation] = max(s, lexical.get(wording.explanation, 0.0))
+    lexical = idx.lexical(tokens, is_definition_question(question))
     exact = idx.terms.get(bare_term(question))
     if exact is not None:
         lexical[exact] = 1.0
@@ -311,9 +330,7 @@ def match(question: str, course_slug: str, k: int = 3, *, paraphrase_vote: bool 
         paraphrase_vote = paraphrase_vote_available()
     cosine: dict[int, float] = {}
     if paraphrase_vote:
-        sims = idx.vectors() @ question_vector(question)
-        for wording, c in zip(idx.wordings, sims, strict=True):
-            cosine[wording.explanation] = max(float(c), cosine.get(wording.explanation, -1.0))
+        cosine = idx.cosines(idx.vectors() @ question_vector(question))
 
     asked = question_kind(question)
     share = answer_share(len(tokens))
