@@ -99,6 +99,12 @@ EVERYDAY = {
     "by myself": "batch 1",
     "first request": "cold start warm-up",
     "first requests": "cold start warm-up",
+    "downside": "cost trade-off",
+    "downsides": "cost trade-off",
+    "drawback": "cost trade-off",
+    "drawbacks": "cost trade-off",
+    "disadvantage": "cost trade-off",
+    "disadvantages": "cost trade-off",
     # Spelt-out names the course writes short.
     "floating-point operations": "flops",
     "floating point operations": "flops",

@@ -409,3 +409,16 @@ def test_check_yourself_keeps_a_names_capitals_and_lowers_an_ordinary_word():
     assert asked("Warp") == "In your own words: what does *warp* mean?"
     assert asked("FlashAttention") == "In your own words: what does *FlashAttention* mean?"
     assert asked("Nsight Systems") == "In your own words: what does *Nsight Systems* mean?"
+
+
+def test_a_follow_up_asking_for_the_downside_looks_for_what_the_previous_subject_costs(course):
+    # "downside" is read as the course's "cost" and "trade-off": after a question about why engines page the
+    # KV cache, the answer is what paging costs, not another reason to page.
+    first = "Why do serving engines use a paged KV cache?"
+    earlier = plan_answer(first, course=course)
+    history = [("user", first), ("assistant", compose(earlier))]
+    plan = plan_answer(
+        "what's the downside?", course=course, history=history, previous_explanation_id=earlier.explanation.pk
+    )
+    assert plan.kind == "explanation" and plan.explanation.pk != earlier.explanation.pk
+    assert "throughput" not in plan.explanation.question
