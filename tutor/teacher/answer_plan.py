@@ -54,6 +54,7 @@ ELSEWHERE_SHARE = 0.35  # see _about_something_else
 ELSEWHERE_LEAD = -0.1
 FOREIGN_WORDS = 2  # see foreign_words: this many of them name another subject
 RARE_IN_ENGLISH = 1000  # occurrences in pyspellchecker's English frequency list (1.6 billion words)
+COMMON_PART = 10 * RARE_IN_ENGLISH  # each half of a compound read as everyday English ("work" + "station")
 
 
 @dataclass
@@ -298,11 +299,17 @@ def _bases(word: str) -> list[str]:
 
 def everyday_english(word: str) -> bool:
     """Whether a word that is rare as written is still everyday English, not a subject the learner names: an
-    inflection of a common word ("replies"), or a misspelling of one ("wat" for "what", "documnet")."""
+    inflection of a common word ("replies"), an English word made of two common ones ("workstation"), or a
+    misspelling of one ("wat" for "what", "documnet"). A capitalised word ("Bitcoin") stays a name."""
     lower = word.lower()
     frequency = english().word_frequency
     if any(frequency[base] >= RARE_IN_ENGLISH for base in _bases(lower)):
         return True
+    if word.islower() and frequency[lower] > 0 and any(
+        frequency[lower[:cut]] >= COMMON_PART and frequency[lower[cut:]] >= COMMON_PART
+        for cut in range(3, len(lower) - 2)
+    ):
+        return True  # "workstation": an English word made of two common ones ("deepspeed" is no English word)
     if word.islower() and len(lower) <= 6 and frequency[lower] > 0:
         # One edit away from a far more common word: a slip of the keyboard ("wat" is a known word, but rare).
         neighbours = english().known(english().edit_distance_1(lower))

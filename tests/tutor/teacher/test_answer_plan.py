@@ -172,6 +172,9 @@ def test_names_in_the_question_the_course_lacks_are_named_and_contractions_and_t
     assert unknown_words("Why wouldn't I just raise it? It doesn't help", course) == []  # not "wouldn", "doesn"
     assert uncovered_terms("a Llama-3-style model", counts) == []  # the course speaks of Llama
     assert uncovered_terms("a Mistral-style model", counts) == ["Mistral-style"]
+    # An English word made of two common ones is everyday wording; a name typed in lower case is still a name.
+    assert unknown_words("Two H100s in a workstation that only talk over PCIe?", course) == []
+    assert unknown_words("How do I use deepspeed for inference?", course) == ["deepspeed"]
     # The course's words come from what its authors wrote, not from paraphrases spelt as learners type them.
     assert fix_typos("what does a kernal launch cost?", words) == "what does a kernel launch cost?"
     # Swapped letters in a common word, and "dose" typed for "does"; an acronym is not taken for a swap.
