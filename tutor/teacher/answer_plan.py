@@ -305,9 +305,13 @@ def everyday_english(word: str) -> bool:
     frequency = english().word_frequency
     if any(frequency[base] >= RARE_IN_ENGLISH for base in _bases(lower)):
         return True
-    if word.islower() and frequency[lower] > 0 and any(
-        frequency[lower[:cut]] >= COMMON_PART and frequency[lower[cut:]] >= COMMON_PART
-        for cut in range(3, len(lower) - 2)
+    if (
+        word.islower()
+        and frequency[lower] > 0
+        and any(
+            frequency[lower[:cut]] >= COMMON_PART and frequency[lower[cut:]] >= COMMON_PART
+            for cut in range(3, len(lower) - 2)
+        )
     ):
         return True  # "workstation": an English word made of two common ones ("deepspeed" is no English word)
     if word.islower() and len(lower) <= 6 and frequency[lower] > 0:
