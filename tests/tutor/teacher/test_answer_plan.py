@@ -20,6 +20,14 @@ def course(shipped_course):
     return shipped_course
 
 
+def ask_after(first: str, follow_up: str, course):
+    """The plans for `first` and for `follow_up` asked next in the same conversation."""
+    earlier = plan_answer(first, course=course)
+    history = [("user", first), ("assistant", compose(earlier))]
+    previous = earlier.explanation.pk if earlier.explanation else None
+    return earlier, plan_answer(follow_up, course=course, history=history, previous_explanation_id=previous)
+
+
 def test_a_confident_match_answers_with_the_explanation_whole_and_cites_only_what_it_used(course):
     plan = plan_answer("Is FlashAttention an approximation?", course=course)
     assert plan.kind == "explanation" and plan.explanation.slug
@@ -213,10 +221,8 @@ def test_a_name_spelt_out_is_matched_as_the_short_name_the_course_writes(course)
     ],
 )
 def test_a_bare_why_asks_the_reason_for_what_the_previous_answer_said(course, first, follow_up, section, reason_words):
-    earlier = plan_answer(first, course=course)
+    earlier, plan = ask_after(first, follow_up, course)
     assert earlier.kind == "explanation"
-    history = [("user", first), ("assistant", compose(earlier))]
-    plan = plan_answer(follow_up, course=course, history=history, previous_explanation_id=earlier.explanation.pk)
     assert plan.kind == "explanation" and plan.explanation.pk != earlier.explanation.pk
     assert plan.citations()[0]["section"] == section
     assert any(word in plan.explanation.answer.lower() for word in reason_words)
@@ -226,9 +232,7 @@ def test_a_bare_follow_up_does_not_move_to_an_explanation_far_behind_the_previou
     """After "Should I fuse two big matmuls?", "why not?" is about that answer: an explanation that only just
     clears the bar (tiling shares "matmul" and "memory traffic") is not taken for its reason."""
     first = "Should I fuse two big matmuls into one kernel to save memory traffic?"
-    earlier = plan_answer(first, course=course)
-    history = [("user", first), ("assistant", compose(earlier))]
-    plan = plan_answer("why not?", course=course, history=history, previous_explanation_id=earlier.explanation.pk)
+    earlier, plan = ask_after(first, "why not?", course)
     assert plan.answerable and "tiling" not in plan.explanation.question.lower()
 
 
@@ -272,12 +276,8 @@ def test_a_long_scenario_is_matched_by_what_its_answer_must_say(course):
 
 def test_a_follow_up_the_previous_answer_already_answers_gets_those_sentences_not_another_topic(course):
     first = "Why is the first call of my compiled model so slow?"
-    earlier = plan_answer(first, course=course)
+    earlier, plan = ask_after(first, "how long does it take?", course)
     assert earlier.kind == "explanation"
-    history = [("user", first), ("assistant", compose(earlier))]
-    plan = plan_answer(
-        "how long does it take?", course=course, history=history, previous_explanation_id=earlier.explanation.pk
-    )
     assert plan.explanation.pk == earlier.explanation.pk and plan.already_said
     assert plan.already_said in " ".join(plan.explanation.answer.split())
     text = compose(plan)
@@ -298,17 +298,11 @@ def test_already_said_needs_every_new_term_of_the_follow_up():
 
 def test_a_follow_up_that_only_adds_a_subject_the_course_lacks_is_told_so(course):
     first = "What is a warp?"
-    earlier = plan_answer(first, course=course)
-    history = [("user", first), ("assistant", compose(earlier))]
-    plan = plan_answer(
-        "what about on AMD?", course=course, history=history, previous_explanation_id=earlier.explanation.pk
-    )
+    earlier, plan = ask_after(first, "what about on AMD?", course)
     assert plan.kind == "not_covered" and plan.uncovered == ["AMD"]
     assert "does not cover *AMD*" in compose(plan) and not plan.citations()
     # A follow-up that adds a course subject beside the name is still answered.
-    plan = plan_answer(
-        "and on an H200?", course=course, history=history, previous_explanation_id=earlier.explanation.pk
-    )
+    _, plan = ask_after(first, "and on an H200?", course)
     assert plan.answerable
 
 
@@ -361,11 +355,7 @@ def test_a_follow_up_does_not_move_down_to_the_definition_of_part_of_the_previou
     # After "What is warp specialization?", "who actually uses it?" is still about warp specialization (whose
     # answer names its users), not about "What is a warp?", which the joint match ranks next.
     first = "What is warp specialization?"
-    earlier = plan_answer(first, course=course)
-    history = [("user", first), ("assistant", compose(earlier))]
-    plan = plan_answer(
-        "who actually uses it?", course=course, history=history, previous_explanation_id=earlier.explanation.pk
-    )
+    earlier, plan = ask_after(first, "who actually uses it?", course)
     assert plan.kind == "explanation" and plan.explanation.question != "What is a warp?"
     assert "FlashAttention-3" in compose(plan)
 
@@ -418,10 +408,6 @@ def test_a_follow_up_asking_for_the_downside_looks_for_what_the_previous_subject
     # "downside" is read as the course's "cost" and "trade-off": after a question about why engines page the
     # KV cache, the answer is what paging costs, not another reason to page.
     first = "Why do serving engines use a paged KV cache?"
-    earlier = plan_answer(first, course=course)
-    history = [("user", first), ("assistant", compose(earlier))]
-    plan = plan_answer(
-        "what's the downside?", course=course, history=history, previous_explanation_id=earlier.explanation.pk
-    )
+    earlier, plan = ask_after(first, "what's the downside?", course)
     assert plan.kind == "explanation" and plan.explanation.pk != earlier.explanation.pk
     assert "throughput" not in plan.explanation.question
