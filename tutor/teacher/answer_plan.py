@@ -678,6 +678,9 @@ PART_TOPIC = 0.45
 _PRONOUN = re.compile(r"\b(?:it|its|them|they|this|that|these|those|one|ones)\b", re.IGNORECASE)
 
 
+_WHAT_IS = re.compile(r"^\W*what(?:'s|\s+is|\s+are)\s+(?:an?\s+|the\s+)?\w", re.IGNORECASE)
+
+
 def question_parts(question: str) -> tuple[str, list[str]]:
     """A message's context (its statements: "I captured my decode step in a CUDA graph.") and the things it
     asks, in order: each question sentence, split where a sentence starts asking a second thing."""
@@ -709,7 +712,10 @@ def _each_part(question: str, rewritten: str, words: frozenset[str], course_slug
             # is read with the first, and only an explanation that wins on the two together answers it.
             alone = explanation_match.match(rewrite(f"{context} {asked[0]} {part}", words), course_slug, k=50)
             topic = {m.explanation_id: m.score for m in alone}
-        best = max(alone, key=lambda m: (m.score + topic.get(m.explanation_id, 0.0)) / 2)
+        if not n and _WHAT_IS.match(part):
+            best = alone[0]  # "What is a block table, and what does it cost?": the definition asked comes first
+        else:
+            best = max(alone, key=lambda m: (m.score + topic.get(m.explanation_id, 0.0)) / 2)
         if (best.score + topic.get(best.explanation_id, 0.0)) / 2 < explanation_match.ANSWER:
             return None
         if n and (best.score < PART_ALONE or topic.get(best.explanation_id, 0.0) < PART_TOPIC):

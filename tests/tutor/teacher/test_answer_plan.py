@@ -333,6 +333,12 @@ def test_a_message_asking_two_things_gets_each_ones_explanation_in_the_order_ask
     assert "not allowed" in plan.also.question and plan.support is None
     text = compose(plan)
     assert text.index(plan.explanation.answer.strip()) < text.index(plan.also.answer.strip())
+    # A definition asked first is answered by the definition, though the message's topic leans to the second part.
+    plan = plan_answer(
+        "What is a block table in paged attention, and what does it cost the attention kernel to use one?",
+        course=course,
+    )
+    assert plan.explanation.question == "What is a block table in a paged KV cache?" and plan.also is not None
     # One thing asked in two clauses that one explanation answers: that explanation alone.
     plan = plan_answer(
         "Is FlashAttention exact, and does it give the same output as standard attention?", course=course
