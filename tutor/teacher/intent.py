@@ -245,7 +245,7 @@ _vectors_lock = threading.Lock()
 _vectors: dict[str, object] = {}
 
 
-def _exemplar_vectors(side: str):
+def exemplar_vectors(side: str):
     if side not in _vectors:
         with _vectors_lock:
             if side not in _vectors:
@@ -260,7 +260,7 @@ def _toward_course(vector, course_slug: str | None) -> float:
     course, its explanations' wordings."""
     from tutor.teacher import explanation_match
 
-    course = float((_exemplar_vectors("course") @ vector).max())
+    course = float((exemplar_vectors("course") @ vector).max())
     if course_slug is not None:
         idx = explanation_match.get_index(course_slug)
         if idx.wordings:
@@ -278,7 +278,7 @@ def aimed_at_the_teacher(question: str, course_slug: str | None = None, *, as_ma
     if not explanation_match.paraphrase_vote_available():
         return Verdict(patterns, None, None, patterns)
     vector = explanation_match.question_vector(as_matched or question)
-    teacher = float((_exemplar_vectors("teacher") @ vector).max())
+    teacher = float((exemplar_vectors("teacher") @ vector).max())
     course = _toward_course(vector, course_slug)
     score = patterns + VOTE_WEIGHT * (teacher - course)
     return Verdict(patterns, teacher, course, round(score, 4))
@@ -346,7 +346,7 @@ def off_topic_lead(question: str, course_slug: str | None = None) -> float | Non
     if not explanation_match.paraphrase_vote_available():
         return None
     vector = explanation_match.question_vector(question)
-    off = float((_exemplar_vectors("off_topic") @ vector).max())
+    off = float((exemplar_vectors("off_topic") @ vector).max())
     return round(off - _toward_course(vector, course_slug), 4)
 
 

@@ -1,0 +1,21 @@
+"""Work the teacher would otherwise do on a learner's first question: encoding the course's explanation
+wordings (and the intent exemplars) into MiniLM vectors, which are kept on disk under VAR_DIR/cache."""
+
+from __future__ import annotations
+
+import time
+
+from tutor.teacher import explanation_match, intent
+
+
+def encode_wordings(course_slug: str) -> str:
+    """Encode (or load from the disk cache) the course's wordings and the exemplars; says what it did."""
+    if not explanation_match.paraphrase_vote_available():
+        return f"teacher {course_slug}: MiniLM is not installed, so nothing to encode (lexical matching only)"
+    t0 = time.perf_counter()
+    idx = explanation_match.get_index(course_slug)
+    idx.vectors()
+    for side in ("teacher", "course", "off_topic"):
+        intent.exemplar_vectors(side)
+    seconds = time.perf_counter() - t0
+    return f"teacher {course_slug}: {len(idx.texts)} explanation wordings ready ({seconds:.1f} s, host clock)"
