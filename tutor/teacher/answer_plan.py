@@ -333,9 +333,9 @@ def plan_answer(question: str, **kwargs) -> Plan:
     """The plan for one question, with its citations worked out (see _decide for the arguments)."""
     with one_question():
         plan = _decide(question, **kwargs)
-    if plan.kind == "explanation":
-        plan.uncovered = list(dict.fromkeys([*plan.uncovered, *forms_not_given(question)]))
-    return plan.cite()
+        if plan.kind == "explanation":
+            plan.uncovered = list(dict.fromkeys([*plan.uncovered, *forms_not_given(question)]))
+        return plan.cite()
 
 
 # What the course's explanations never give, however well they answer the subject: a walk through code line
