@@ -535,6 +535,23 @@ def lesson_vote(matches: list, hits: list[Hit], course_slug: str) -> list:
 _QUANTITY_WORDS = frozenset(
     tokenize("much many big bigger large larger long longer fast faster slow slower small smaller take takes took")
 )
+# Words a follow-up leans on that no answer's sentence needs to hold ("why not make them way bigger then?").
+_FILLER_WORDS = frozenset(tokenize("way make makes made really actual actually exactly real"))
+# A comparison in a follow-up, and the words an answer may say it in ("bigger": "large blocks", "a larger one").
+_SAME_SIZE_WORD = {
+    term: group
+    for group in (
+        frozenset(tokenize(words))
+        for words in (
+            "big bigger large larger",
+            "small smaller tiny",
+            "fast faster quick quicker speed",
+            "slow slower",
+            "cheap cheaper",
+        )
+    )
+    for term in group
+}
 
 
 def already_said(follow_up: str, previous: Explanation) -> str:
@@ -542,19 +559,22 @@ def already_said(follow_up: str, previous: Explanation) -> str:
     take?" after an answer that says how long), and its measured numbers when the follow-up asks "how
     much", in order; "" when it does not hold them all."""
     numbers = explanation_match.question_kind(follow_up) == "quantity"
-    own = set(tokenize(follow_up))
+    own = set(tokenize(follow_up)) - _FILLER_WORDS
     if numbers:  # "how long does it take?" asks for the answer's figures, not for the words "long", "take"
         own -= _QUANTITY_WORDS
     elif not own:
         return ""
+    # Each term the follow-up adds, with the words an answer says it in ("why not bigger?": "large blocks").
+    wanted = [_SAME_SIZE_WORD.get(term, frozenset({term})) for term in own]
     sentences = _sentences(previous.answer)
+    terms = [set(tokenize(sentence)) for sentence in sentences]
     holding = [
         i
-        for i, sentence in enumerate(sentences)
-        if own & set(tokenize(sentence)) or (numbers and re.search(r"\d", sentence))
+        for i, held in enumerate(terms)
+        if any(held & forms for forms in wanted) or (numbers and re.search(r"\d", sentences[i]))
     ]
-    found = set().union(*(set(tokenize(sentences[i])) for i in holding)) if holding else set()
-    if not holding or not own <= found or len(holding) > 3:
+    found = set().union(*(terms[i] for i in holding)) if holding else set()
+    if not holding or not all(found & forms for forms in wanted) or len(holding) > 3:
         return ""
     return " ".join(sentences[i] for i in holding)
 

@@ -367,11 +367,20 @@ _FOLLOW_UP_START = re.compile(
 _PRONOUN = re.compile(r"\b(?:this|that|it|its|they|them|those|these|there|one)\b", re.IGNORECASE)
 
 
+# A comparison with nothing to compare against ("how much faster per kernel?"): than what, the previous turn says.
+_BARE_COMPARISON = re.compile(
+    r"^(?!.*\bthan\b).*\b(?:faster|slower|quicker|bigger|smaller|larger|cheaper|better|worse|longer|shorter|"
+    r"higher|lower)\b",
+    re.IGNORECASE,
+)
+
+
 def is_follow_up(question: str, content_terms: int) -> bool:
     """A message that needs the previous turn: short and starting like a continuation, or a pronoun with
-    almost nothing else to match on. `content_terms`: how many terms the message has of its own."""
+    almost nothing else to match on, or a continuation that compares without saying with what.
+    `content_terms`: how many terms the message has of its own."""
     if content_terms <= 1:
         return True
     if content_terms <= 4 and (_FOLLOW_UP_START.match(question) or _PRONOUN.search(question)):
         return True
-    return False
+    return content_terms <= 6 and bool(_FOLLOW_UP_START.match(question) and _BARE_COMPARISON.search(question))
