@@ -367,6 +367,11 @@ _FOLLOW_UP_START = re.compile(
 _PRONOUN = re.compile(r"\b(?:this|that|it|its|they|them|those|these|there|one)\b", re.IGNORECASE)
 
 
+# A message that carries on from the last one ("but what if the batch size changes every step?", "what would
+# go wrong then?").
+_CONTINUATION = re.compile(
+    r"^\s*(?:(?:and|but|so)\s+)?(?:what if|what about|how about)\b|^\s*(?:and|but)\s+|\bthen\W*$", re.I
+)
 # A comparison with nothing to compare against ("how much faster per kernel?"): than what, the previous turn says.
 _BARE_COMPARISON = re.compile(
     r"^(?!.*\bthan\b).*\b(?:faster|slower|quicker|bigger|smaller|larger|cheaper|better|worse|longer|shorter|"
@@ -382,5 +387,7 @@ def is_follow_up(question: str, content_terms: int) -> bool:
     if content_terms <= 1:
         return True
     if content_terms <= 4 and (_FOLLOW_UP_START.match(question) or _PRONOUN.search(question)):
+        return True
+    if content_terms <= 6 and _CONTINUATION.match(question):
         return True
     return content_terms <= 6 and bool(_FOLLOW_UP_START.match(question) and _BARE_COMPARISON.search(question))
