@@ -105,27 +105,13 @@ class CourseLoadError(Exception):
 MAX_YAML_DEPTH = 32  # course files nest a few levels; PyYAML's composer recurses once per level
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses aliases, duplicate mapping keys and nesting deeper than MAX_YAML_DEPTH
-    (which would otherwise end in a RecursionError instead of a one-line error)."""
+# libyaml's parser where PyYAML was built with it (parsing the shipped course in pure Python takes seconds).
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-    _depth = 0
 
-    def compose_node(self, parent, index):  # type: ignore[override]
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.constructor.ConstructorError(
-                None, None, "YAML aliases/anchors are not allowed", event.start_mark
-            )
-        if self._depth >= MAX_YAML_DEPTH:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"nested more than {MAX_YAML_DEPTH} levels deep", self.peek_event().start_mark
-            )
-        self._depth += 1
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
+class _StrictLoader(_SAFE_LOADER):  # type: ignore[misc, valid-type]
+    """SafeLoader that refuses duplicate mapping keys (aliases and deep nesting are refused before it runs,
+    by _refuse_aliases_and_deep_nesting)."""
 
     def construct_mapping(self, node, deep=False):  # type: ignore[override]
         seen: set[Any] = set()
@@ -137,8 +123,29 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def _refuse_aliases_and_deep_nesting(text: str) -> None:
+    """Read the event stream first (libyaml's parser does not recurse): an alias, or nesting deeper than
+    MAX_YAML_DEPTH, which would otherwise end in a RecursionError instead of a one-line error, is refused
+    before any node is built."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_SAFE_LOADER):
+        if isinstance(event, yaml.AliasEvent):
+            raise yaml.constructor.ConstructorError(
+                None, None, "YAML aliases/anchors are not allowed", event.start_mark
+            )
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"nested more than {MAX_YAML_DEPTH} levels deep", event.start_mark
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
 def parse_yaml(text: str, path: str) -> Any:
     try:
+        _refuse_aliases_and_deep_nesting(text)
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise CourseLoadError([CourseFileError(path, f"invalid YAML: {' '.join(str(exc).split())}")]) from None
