@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import math
 import re
 import threading
@@ -233,6 +234,7 @@ _ATE = ("ations", "ation", "ators", "ator", "ating", "ated", "ates", "ate")  # k
 _SUFFIXES = ("ings", "ing", "ions", "ion", "ed")  # keep >= 3 letters
 
 
+@functools.lru_cache(maxsize=1 << 16)  # the same few thousand words are stemmed again for every text
 def stem(word: str) -> str:
     if not word.isalpha() or len(word) < 3:
         return word
@@ -288,6 +290,12 @@ def _keep(part: str) -> bool:
 
 
 def tokenize(text: str) -> list[str]:
+    """Lowercased terms for BM25 (see _tokens)."""
+    return list(_tokens(text))
+
+
+@functools.lru_cache(maxsize=1 << 14)  # a course's texts are tokenized again whenever an index is rebuilt
+def _tokens(text: str) -> tuple[str, ...]:
     """Lowercased terms for BM25.
 
     A compound such as ``cp.async``, ``torch.compile``, ``__shfl_down_sync``, ``sm_80`` or
@@ -326,7 +334,7 @@ def tokenize(text: str) -> list[str]:
                     out.append(joined)
             out.extend(stem(p) for p in parts if _keep(p))
             out.extend(stem(c) for c in camel if _keep(c))
-    return out
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------------------
