@@ -69,6 +69,22 @@ class Match:
 
 DEFINITION_PENALTY = 0.8  # a "What is X?" explanation answering a question that is not asking what X is
 KIND_BONUS = 0.04  # added when the explanation asks the same kind of question as the learner (see question_kind)
+# Taken off when one of the two questions is negated and the other is not: "Why do we fuse kernels?" shares every
+# term with "When should I not fuse kernels?", whose answer is the opposite of what was asked.
+# Only the question asked counts, not the situation told before it ("... and the runtime didn't budge. Why?").
+NEGATION_PENALTY = 0.05
+_NEGATED = re.compile(r"\b(?:not|never)\b|n't\b", re.IGNORECASE)
+_BARE_WHY_NOT = re.compile(r"^\W*(?:(?:and|but|so)\s+)?why\s+not\W*$", re.IGNORECASE)
+_LAST_SENTENCE = re.compile(r"(?:^|[.!?]\s)([^.!?]*[.!?]?\s*)$")
+
+
+def asks_negated(question: str) -> bool:
+    """Whether the question asked (the message's last sentence) is negated: "When should I not fuse?"."""
+    last = _LAST_SENTENCE.search(question.strip())
+    asked = last.group(1) if last else question
+    # A bare "why not?" after an answer asks for its reasons, not for the opposite of anything.
+    return bool(_NEGATED.search(asked)) and not _BARE_WHY_NOT.match(asked)
+
 
 # The kind of answer a question asks for. "Why should I care?" wants consequences, not a definition; "how
 # much" wants a number; "difference between" wants both sides; "how can I tell" wants a way to see it, not
@@ -130,6 +146,7 @@ class ExplanationIndex:
         self.fingerprint = fingerprint
         self.explanations = {e.pk: e for e in explanations}
         self.kinds = {e.pk: question_kind(e.question) for e in explanations}
+        self.negated = {e.pk: asks_negated(e.question) for e in explanations}
         self.wordings: list[_Wording] = []
         self.texts: list[str] = []
         for e in explanations:
@@ -333,10 +350,13 @@ def match(question: str, course_slug: str, k: int = 3, *, paraphrase_vote: bool 
         cosine = idx.cosines(idx.vectors() @ question_vector(question))
 
     asked = question_kind(question)
+    negated = asks_negated(question)
     share = answer_share(len(tokens))
 
     def score(pk: int) -> float:
         bonus = KIND_BONUS if same_kind(asked, idx.kinds[pk]) else 0.0
+        if idx.negated[pk] != negated:
+            bonus -= NEGATION_PENALTY
         wording = lexical[pk]
         if paraphrase_vote:
             wording = (wording + max(0.0, (cosine[pk] - COSINE_FLOOR) / (1 - COSINE_FLOOR))) / 2

@@ -388,6 +388,6 @@ def is_follow_up(question: str, content_terms: int) -> bool:
         return True
     if content_terms <= 4 and (_FOLLOW_UP_START.match(question) or _PRONOUN.search(question)):
         return True
-    if content_terms <= 6 and _CONTINUATION.match(question):
+    if content_terms <= 6 and _CONTINUATION.search(question):
         return True
     return content_terms <= 6 and bool(_FOLLOW_UP_START.match(question) and _BARE_COMPARISON.search(question))

@@ -417,3 +417,31 @@ def test_a_follow_up_asking_for_the_downside_looks_for_what_the_previous_subject
     earlier, plan = ask_after(first, "what's the downside?", course)
     assert plan.kind == "explanation" and plan.explanation.pk != earlier.explanation.pk
     assert "throughput" not in plan.explanation.question
+
+
+def test_already_said_finds_a_comparison_in_the_words_the_answer_uses():
+    from types import SimpleNamespace
+
+    from tutor.teacher.answer_plan import already_said
+
+    previous = SimpleNamespace(
+        answer="Small blocks waste little memory. Large blocks give long contiguous reads but coarser sharing."
+    )
+    # "bigger" is said as "large"; "make" and "way" are the learner's filler, not something to look for.
+    assert already_said("why not make them way bigger then?", previous).startswith("Large blocks give")
+    assert already_said("why not make them faster?", previous) == ""
+
+
+def test_a_follow_up_that_compares_without_saying_with_what_leans_on_the_previous_question(course):
+    first = "Does a CUDA graph really cut launch overhead for tiny kernels?"
+    earlier, plan = ask_after(first, "how much faster per kernel, in actual numbers?", course)
+    assert plan.kind == "explanation" and "graph" in plan.explanation.question.lower()
+    asked_alone = plan_answer("how much faster per kernel, in actual numbers?", course=course)
+    assert asked_alone.explanation is None or "graph" not in asked_alone.explanation.question.lower()
+
+
+def test_a_negated_question_is_not_answered_by_its_opposite(course):
+    plan = plan_answer("Why do we fuse kernels?", course=course)
+    assert plan.kind == "explanation" and " not " not in f" {plan.explanation.question} "
+    plan = plan_answer("When should I not fuse kernels?", course=course)
+    assert plan.kind == "explanation" and " not " in f" {plan.explanation.question} "

@@ -125,3 +125,17 @@ def test_a_message_that_only_borrows_the_courses_words_is_declined(shipped_cours
             message,
             intent.off_topic_lead(message, shipped_course.slug),
         )
+
+
+@pytest.mark.parametrize(
+    ("message", "terms", "expected"),
+    [
+        ("how much faster per kernel, in actual numbers?", 6, True),  # faster than what: the last turn says
+        ("how much faster is a fused kernel than two unfused ones?", 6, False),
+        ("but what if the batch size changes every step?", 5, True),
+        ("what would go wrong then?", 2, True),
+        ("What limits how large FlashAttention's tiles can be on an H100?", 6, False),
+    ],
+)
+def test_a_continuation_or_a_bare_comparison_is_a_follow_up(message, terms, expected):
+    assert intent.is_follow_up(message, terms) is expected
