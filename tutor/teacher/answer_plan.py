@@ -333,6 +333,17 @@ def plan_answer(question: str, **kwargs) -> Plan:
     """The plan for one question, with its citations worked out (see _decide for the arguments)."""
     with one_question():
         plan = _decide(question, **kwargs)
+        if (
+            plan.kind in ("passage", "not_covered")
+            and not plan.uncovered
+            and _previous_question(kwargs.get("history", []))
+        ):
+            # "what goes wrong if shapes change?" after a CUDA-graph question: a message the course does not
+            # answer on its own may still be about the last one's subject, though it does not read like a
+            # follow-up; asked in that context, it is answered when that finds an explanation.
+            in_context = _decide(question, **kwargs, as_follow_up=True)
+            if in_context.kind == "explanation":
+                plan = in_context
         if plan.kind == "explanation":
             plan.uncovered = list(dict.fromkeys([*plan.uncovered, *forms_not_given(question)]))
         return plan.cite()
@@ -373,8 +384,10 @@ def _decide(
     previous_explanation_id: int | None = None,
     exclude_card_id: int | None = None,
     query: str | None = None,
+    as_follow_up: bool = False,
 ) -> Plan:
-    """The plan for one question. `query` overrides what is matched (a lab run's subject, say)."""
+    """The plan for one question. `query` overrides what is matched (a lab run's subject, say); `as_follow_up`
+    reads it as a follow-up to the previous question whatever its wording."""
     if course is None:
         if intent.is_instruction_to_the_teacher(question):
             return Plan("declined", None, question)
@@ -383,7 +396,7 @@ def _decide(
     previous = _previous_question(list(history))
     own_terms = len(set(tokenize(question)))
     resolved = query or question
-    follow_up = bool(previous) and query is None and intent.is_follow_up(question, own_terms)
+    follow_up = bool(previous) and query is None and (as_follow_up or intent.is_follow_up(question, own_terms))
     fixed = fix_typos(question, words)
     if follow_up:
         names = uncovered_terms(fixed, counts)

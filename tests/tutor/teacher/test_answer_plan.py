@@ -445,3 +445,13 @@ def test_a_negated_question_is_not_answered_by_its_opposite(course):
     assert plan.kind == "explanation" and " not " not in f" {plan.explanation.question} "
     plan = plan_answer("When should I not fuse kernels?", course=course)
     assert plan.kind == "explanation" and " not " in f" {plan.explanation.question} "
+
+
+def test_a_message_the_course_does_not_answer_alone_is_read_in_the_conversations_context(course):
+    alone = plan_answer("what goes wrong if shapes change?", course=course)
+    assert alone.kind != "explanation"
+    earlier, plan = ask_after("What is a CUDA graph?", "what goes wrong if shapes change?", course)
+    assert plan.kind == "explanation" and "graph" in plan.explanation.question.lower()
+    # Something else altogether is still declined, whatever came before it.
+    _, plan = ask_after("What is a CUDA graph?", "What's a good recipe for banana bread?", course)
+    assert plan.kind == "declined"
