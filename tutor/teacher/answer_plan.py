@@ -510,15 +510,10 @@ def _part_of(question: str, subject: frozenset[str]) -> bool:
     return bool(terms) and terms < subject
 
 
-_BARE_REASON = re.compile(
-    r"^\W*(?:(?:and|but|so)\s+)?(?:why|how|how so|how come|why is that|why so|why not|how does that work)\W*$", re.I
-)
-
-
 def _reason_asked_of(question: str, previous_explanation_id: int | None, course: Course) -> str:
     """A bare "why?" asks the reason for what the previous answer said, not the previous question again: the
     answer's opening paragraph joins the query, so the match lands on the explanation of that claim."""
-    if previous_explanation_id is None or not _BARE_REASON.match(question):
+    if previous_explanation_id is None or not intent.asks_bare_reason(question):
         return ""
     explanation = explanation_match.get_index(course.slug).explanations.get(previous_explanation_id)
     return explanation.answer.strip().split("\n\n")[0] if explanation else ""
@@ -580,7 +575,7 @@ def already_said(follow_up: str, previous: Explanation) -> str:
     # Each term the follow-up adds, with the words an answer says it in ("why not bigger?": "large blocks").
     wanted = [_SAME_SIZE_WORD.get(term, frozenset({term})) for term in own]
     sentences = _sentences(previous.answer)
-    terms = [set(tokenize(sentence)) for sentence in sentences]
+    terms = [_terms(sentence) for sentence in sentences]
     holding = [
         i
         for i, held in enumerate(terms)

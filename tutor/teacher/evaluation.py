@@ -22,7 +22,9 @@ eval/blind_questions.yaml, written the same way by another author after "final" 
 "dev" and half "blind" (held out, and not read while tuning). eval/sealed_questions.yaml, written the same
 way on 2026-11-27 after "blind" had been read, adds scenario and misconception questions and is half "dev"
 and half "sealed" (held out). eval/unseen_questions.yaml, written the same way on 2026-11-27 after "sealed"
-had been read, is half "dev" and half "unseen" (held out).
+had been read, is half "dev" and half "unseen" (held out). eval/novel_questions.yaml, written the same way
+on 2026-11-27 after "unseen" had been read, with more everyday, scenario and misconception questions, is half
+"dev" and half "novel" (held out).
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -44,9 +46,9 @@ from tutor.teacher.retrieval_bench import p95
 EVAL_DIR = Path(__file__).resolve().parent / "eval"
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml"
-    for name in ("learner", "dev", "holdout", "boundary", "closing", "final", "blind", "sealed", "unseen")
+    for name in ("learner", "dev", "holdout", "boundary", "closing", "final", "blind", "sealed", "unseen", "novel")
 )
-SPLITS = ("tune", "dev", "test", "fresh", "holdout", "closing", "final", "blind", "sealed", "unseen")
+SPLITS = ("tune", "dev", "test", "fresh", "holdout", "closing", "final", "blind", "sealed", "unseen", "novel")
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from tutor.teacher import intent
 from tutor.teacher.retrieval import once_per_question, tokenize
 
 # At or above ANSWER the best explanation answers the question whole; between NEAR and ANSWER it is
@@ -74,16 +75,14 @@ KIND_BONUS = 0.04  # added when the explanation asks the same kind of question a
 # Only the question asked counts, not the situation told before it ("... and the runtime didn't budge. Why?").
 NEGATION_PENALTY = 0.05
 _NEGATED = re.compile(r"\b(?:not|never)\b|n't\b", re.IGNORECASE)
-_BARE_WHY_NOT = re.compile(r"^\W*(?:(?:and|but|so)\s+)?why\s+not\W*$", re.IGNORECASE)
-_LAST_SENTENCE = re.compile(r"(?:^|[.!?]\s)([^.!?]*[.!?]?\s*)$")
 
 
 def asks_negated(question: str) -> bool:
     """Whether the question asked (the message's last sentence) is negated: "When should I not fuse?"."""
-    last = _LAST_SENTENCE.search(question.strip())
-    asked = last.group(1) if last else question
+    # Split after sentence ends followed by a space, so a dotted name ("torch.compile") stays whole.
+    asked = re.split(r"(?<=[.!?])\s+", question.strip())[-1]
     # A bare "why not?" after an answer asks for its reasons, not for the opposite of anything.
-    return bool(_NEGATED.search(asked)) and not _BARE_WHY_NOT.match(asked)
+    return bool(_NEGATED.search(asked)) and not intent.asks_bare_reason(asked)
 
 
 # The kind of answer a question asks for. "Why should I care?" wants consequences, not a definition; "how
@@ -97,6 +96,16 @@ _KINDS: list[tuple[str, re.Pattern]] = [
             r"|\bwhat\s+(?:goes|can\s+go|could\s+go)\s+wrong|\bwhat\s+happens\s+(?:if|when|to)\b|\bwhat\s+breaks"
             r"|\bis\s+(?:it|that|this)\s+(?:bad|a\s+problem|a\s+big\s+deal)|\bso\s+what\b|\bdoes\s+(?:it|that)\s+matter"
             r"|\bwhat(?:'s|\s+is)\s+the\s+(?:harm|catch|downside|consequence)|\bwhy\s+(?:is|are)\s+[\w\s-]{1,30}\sbad\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        # A pick between named options ("Option A: ... Option B: ... Which one?"), answered by an explanation
+        # that weighs the same options ("When should I use X and when Y?", "X or Y?").
+        "choice",
+        re.compile(
+            r"\bwhich\s+(?:one|is\s+better|should\s+(?:i|we)|would\s+you|of\s+(?:the|these|those)\s+(?:two|options))\b"
+            r"|\boption\s+[ab12]\b|\bwhen\s+(?:should\s+i|to)\s+use\b.*\band\s+when\b|^\W*(?:is|are|should)\b[^,;]*\w\s+or\s+[^?]*\?\s*$",
             re.IGNORECASE,
         ),
     ),
@@ -117,11 +126,15 @@ _KINDS: list[tuple[str, re.Pattern]] = [
     ("why", re.compile(r"\bwhy\b|\bhow\s+come\b|\bwhat(?:'s|\s+is)\s+the\s+reason\b", re.IGNORECASE)),
     ("how", re.compile(r"^\W*how\s+(?:do|does|can|should|to|is|are)\b", re.IGNORECASE)),
 ]
-_COMPATIBLE = {"consequence": {"consequence", "why"}, "why": {"why", "consequence"}}
+_COMPATIBLE = {
+    "consequence": {"consequence", "why"},
+    "why": {"why", "consequence"},
+    "choice": {"choice", "difference"},
+}
 
 
 def question_kind(question: str) -> str | None:
-    """consequence | difference | diagnose | quantity | when | why | how | definition, or None."""
+    """consequence | choice | difference | diagnose | quantity | when | why | how | definition, or None."""
     for kind, pattern in _KINDS:
         if pattern.search(question):
             return kind

@@ -87,7 +87,7 @@ _PATTERNS: list[tuple[float, re.Pattern]] = [
         _re(
             r"\b(?:ignore|disregard|forget|override|bypass|abandon)\b[^.?!]{0,40}\b(?:instructions?|"
             r"rules|prompt|guidance|guidelines|directions|previous|prior|above|earlier|"
-            r"everything|restrictions|what\s+you)\b"
+            r"everything|restrictions|what\s+you|the\s+course|the\s+lessons?)\b"
         ),
     ),
     (STRONG, _re(r"\bno\s+longer\s+appl(?:y|ies)\b|\byou(?:'re|\s+are)\s+(?:now|no\s+longer)\b|\bstop\s+being\b")),
@@ -121,7 +121,8 @@ _PATTERNS: list[tuple[float, re.Pattern]] = [
     (
         STRONG,
         _re(
-            r"\bfrom\s+now\s+on,?\s+(?:you(?:'re|\s+are|\s+will|'ll)|act|behave|be\s+a|talk|speak|reply|respond)\b"
+            r"\bfrom\s+now\s+on,?\s+(?:you(?:'re|\s+are|\s+will|'ll|\s+must|\s+should)|act|behave|be\s+a|talk|speak|"
+            r"reply|respond|answer|write|only)\b"
             r"|\byou(?:'re|\s+are)\s+(?:now\s+)?an?\s+\w+(?:\s+\w+)?\s+(?:who|that)\s+(?:only|always|never|must)\b"
         ),
     ),
@@ -173,6 +174,25 @@ _PATTERNS: list[tuple[float, re.Pattern]] = [
         ),
     ),
     (STRONG, _re(r"^\W*(?:new\s+)?(?:instructions?|system|admin|rules?|assistant)\s*:")),
+    # A chat template's role markers, written into a message to pass it off as the system's or the model's
+    # own turn: "[INST] ... [/INST]", "<<SYS>>", "<|im_start|>system", "###SYSTEM###".
+    (
+        STRONG,
+        _re(
+            r"\[/?INST\]|<</?SYS>>|<\|(?:im_start|im_end|system|assistant|user)\|>|"
+            r"#{2,}\s*(?:system|admin|assistant|instructions?)\b|\bnew\s+rules?\s*:"
+        ),
+    ),
+    # Secrets of the server the teacher runs on, and harm to it.
+    (
+        STRONG,
+        _re(
+            r"\b(?:admin|administrator|root|database|server|account)\s+passwords?\b|\bapi\s+keys?\b|"
+            r"\benvironment\s+variables\b|\bcredentials\b|\b(?:delete|deletes|wipe|wipes|erase|erases)\s+"
+            r"(?:all|every)\s+(?:the\s+)?files\b|\brm\s+-rf\b|\b(?:decode|decrypt)\b[^.?!]{0,30}\b(?:and|then)\s+"
+            r"(?:follow|obey|execute|run|do)\b"
+        ),
+    ),
     (WEAK, _re(r"\bnew\s+(?:instructions|rules|task|role|persona|job)\b")),
     (WEAK, _re(rf"\b{_SELF}\s+(?:are|do|did|were|have)\s+you\b")),
     (
@@ -197,7 +217,7 @@ _PATTERNS: list[tuple[float, re.Pattern]] = [
         _re(
             r"\b(?:print|show|reveal|repeat|output|dump|leak|display|paste|list|recite|"
             r"summari[sz]e|translate|spell\s+out|tell\s+me)\b[^.?!]{0,40}\b(?:verbatim|"
-            r"word\s+for\s+word|hidden|secret|system|initial|original)\b"
+            r"word\s+for\s+word|hidden|secret|system|initial|original|configuration|config|passwords?)\b"
         ),
     ),
 ]
@@ -350,9 +370,32 @@ def off_topic_lead(question: str, course_slug: str | None = None) -> float | Non
     return round(off - _toward_course(vector, course_slug), 4)
 
 
+# Phrases that use one of the course's words in another sense ("a memory card", "a fusion reactor", "an oil
+# pipeline"). None occurs in the course's texts, so a message that has one is off topic even where the vote
+# leans only a little towards the course: it shares a word with the course, not a subject.
+_OTHER_SENSE = re.compile(
+    r"\b(?:(?:micro\s*)?sd|memory|flash|sim|graphics\s+memory)\s+cards?\b|\bmemory\s+(?:sticks?|loss|foam|lane)\b"
+    r"|\b(?:nuclear|cold|jazz|spinal|asian|latin)\s+fusion\b|\bfusion\s+(?:reactors?|energy|power|plants?|"
+    r"cuisine|food|dish(?:es)?|restaurants?|cooking|music|bands?|surgery)\b"
+    r"|\b(?:oil|gas|water|sales|hiring|recruiting|marketing)\s+pipelines?\b"
+    r"|\bbank\s+(?:accounts?|transfers?|loans?|holidays?)\b|\briver\s+banks?\b|\bwarp\s+(?:drive|speed)\b|\btime\s+warp\b"
+    r"|\bthread\s+count\b|\bthreads\s+per\s+inch\b|\b(?:memory|ram|dimm)\s+slots?\b|\b(?:popcorn|corn)\s+kernels?\b|\bkernels?\s+of\s+(?:corn|popcorn|truth)\b"
+    r"|\b(?:rocket|product|book)\s+launch(?:es)?\b|\battention\s+span\b|\bbrowser\s+cache\b"
+    r"|\b(?:roof|floor|bathroom|kitchen|wall)\s+tiles?\b|\blive\s*streams?\b|\bcash\s+registers?\b"
+    r"|\bhotel\s+occupancy\b|\bflash\s+(?:drives?|sales?|floods?)\b|\bcamera\s+flash\b|\bbatch\s+cook"
+    r"|\b(?:bar|line|pie)\s+(?:graphs?|charts?)\b|\bgraph\s+paper\b|\bcrypto(?:currency)?\s+tokens?\b",
+    re.IGNORECASE,
+)
+# With such a phrase, the vote only has to lean no further towards the course than this (read off the tune
+# and dev splits' course questions: none has such a phrase).
+OTHER_SENSE_LEAD = -0.3
+
+
 def is_off_topic(question: str, course_slug: str | None = None) -> bool:
     lead = off_topic_lead(question, course_slug)
-    return lead is not None and lead >= OFF_TOPIC_MARGIN
+    if lead is None:
+        return False
+    return lead >= OFF_TOPIC_MARGIN or (lead >= OTHER_SENSE_LEAD and bool(_OTHER_SENSE.search(question)))
 
 
 # A short message that leans on the previous turn: a bare "why?", an "and ...", a pronoun standing for
@@ -380,6 +423,17 @@ _BARE_COMPARISON = re.compile(
 )
 
 
+# A bare request for the reason behind what was just said: "why?", "how come?", "why not?".
+_BARE_REASON = re.compile(
+    r"^\W*(?:(?:and|but|so)\s+)?(?:why|how|how so|how come|why is that|why so|why not|how does that work)\W*$", re.I
+)
+
+
+def asks_bare_reason(question: str) -> bool:
+    """Whether the message only asks why (or how) about what the previous answer said."""
+    return bool(_BARE_REASON.match(question))
+
+
 def is_follow_up(question: str, content_terms: int) -> bool:
     """A message that needs the previous turn: short and starting like a continuation, or a pronoun with
     almost nothing else to match on, or a continuation that compares without saying with what.
@@ -388,6 +442,6 @@ def is_follow_up(question: str, content_terms: int) -> bool:
         return True
     if content_terms <= 4 and (_FOLLOW_UP_START.match(question) or _PRONOUN.search(question)):
         return True
-    if content_terms <= 6 and _CONTINUATION.search(question):
-        return True
-    return content_terms <= 6 and bool(_FOLLOW_UP_START.match(question) and _BARE_COMPARISON.search(question))
+    return content_terms <= 6 and bool(
+        _CONTINUATION.search(question) or (_FOLLOW_UP_START.match(question) and _BARE_COMPARISON.search(question))
+    )

@@ -440,6 +440,36 @@ def test_a_follow_up_that_compares_without_saying_with_what_leans_on_the_previou
     assert asked_alone.explanation is None or "graph" not in asked_alone.explanation.question.lower()
 
 
+def test_only_the_question_asked_counts_as_negated():
+    from tutor.teacher.explanation_match import asks_negated
+
+    assert asks_negated("When should I not fuse kernels?")
+    # The story told before the question is not the question, dotted names included.
+    assert not asks_negated("The runtime didn't budge after torch.compile. Is torch.compile slower?")
+    assert not asks_negated("I fused them and nothing changed. Why not?")
+
+
+def test_a_pick_between_named_options_is_answered_by_an_explanation_that_weighs_them(course):
+    from tutor.teacher.explanation_match import question_kind
+
+    assert question_kind("Option A: one big node. Option B: four small ones. Which one?") == "choice"
+    assert question_kind("Should I run inference in fp16 or bf16?") == "choice"
+    assert question_kind("How do 4-bit weights like AWQ or GPTQ speed up decode?") != "choice"
+    plan = plan_answer(
+        "Our 70B model must answer fast per token. Option A: split each layer over 4 GPUs in one box. Option B:"
+        " put a quarter of the layers on each of 4 servers. Which one should we pick?",
+        course=course,
+    )
+    assert plan.kind == "explanation"
+    question = plan.explanation.question.lower()
+    assert "tensor" in question and "pipeline" in question, question
+
+
+def test_everyday_words_for_waiting_on_memory_find_the_memory_bound_explanation(course):
+    plan = plan_answer("Why is my graphics card mostly waiting for data rather than calculating?", course=course)
+    assert plan.kind == "explanation" and "waiting for data" in plan.explanation.question
+
+
 def test_a_negated_question_is_not_answered_by_its_opposite(course):
     plan = plan_answer("Why do we fuse kernels?", course=course)
     assert plan.kind == "explanation" and " not " not in f" {plan.explanation.question} "
