@@ -396,7 +396,11 @@ def _decide(
     previous = _previous_question(list(history))
     own_terms = len(set(tokenize(question)))
     resolved = query or question
-    follow_up = bool(previous) and query is None and (as_follow_up or intent.is_follow_up(question, own_terms))
+    follow_up = (
+        bool(previous)
+        and query is None
+        and (as_follow_up or intent.is_follow_up(question, own_terms) or _compares_something_unnamed(question, counts))
+    )
     fixed = fix_typos(question, words)
     if follow_up:
         names = uncovered_terms(fixed, counts)
@@ -510,6 +514,16 @@ def _part_of(question: str, subject: frozenset[str]) -> bool:
     return bool(terms) and terms < subject
 
 
+def _compares_something_unnamed(question: str, counts: Counter) -> bool:
+    """A short comparison that names none of the course's terms ("is higher always better?"): of what, the
+    previous turn says."""
+    return (
+        len(set(tokenize(question))) <= 4
+        and intent.compares_without_saying_with_what(question)
+        and not course_terms(question, counts)
+    )
+
+
 def _reason_asked_of(question: str, previous_explanation_id: int | None, course: Course) -> str:
     """A bare "why?" asks the reason for what the previous answer said, not the previous question again: the
     answer's opening paragraph joins the query, so the match lands on the explanation of that claim."""
@@ -544,7 +558,10 @@ _QUANTITY_WORDS = frozenset(
     tokenize("much many big bigger large larger long longer fast faster slow slower small smaller take takes took")
 )
 # Words a follow-up leans on that no answer's sentence needs to hold ("why not make them way bigger then?").
-_FILLER_WORDS = frozenset(tokenize("way make makes made really actual actually exactly real"))
+# Nor the judgement asked of it ("is higher always better?"): the answer says when, in its own words.
+_FILLER_WORDS = frozenset(
+    tokenize("way make makes made really actual actually exactly real always better worse good bad best worst")
+)
 # A comparison in a follow-up, and the words an answer may say it in ("bigger": "large blocks", "a larger one").
 _SAME_SIZE_WORD = {
     term: group
@@ -556,6 +573,8 @@ _SAME_SIZE_WORD = {
             "fast faster quick quicker speed",
             "slow slower",
             "cheap cheaper",
+            "high higher",
+            "low lower",
         )
     )
     for term in group

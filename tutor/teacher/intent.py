@@ -434,6 +434,11 @@ def asks_bare_reason(question: str) -> bool:
     return bool(_BARE_REASON.match(question))
 
 
+def compares_without_saying_with_what(question: str) -> bool:
+    """ "is higher always better?", "how much faster per kernel?": a comparison without "than"."""
+    return bool(_BARE_COMPARISON.search(question))
+
+
 def is_follow_up(question: str, content_terms: int) -> bool:
     """A message that needs the previous turn: short and starting like a continuation, or a pronoun with
     almost nothing else to match on, or a continuation that compares without saying with what.

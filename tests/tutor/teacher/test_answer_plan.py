@@ -486,6 +486,19 @@ def test_a_negated_question_is_not_answered_by_its_opposite(course):
     assert plan.kind == "explanation" and " not " in f" {plan.explanation.question} "
 
 
+def test_a_short_comparison_that_names_nothing_is_asked_of_the_previous_answer(course):
+    # "is higher always better?" names no subject: it asks about the occupancy just explained, and that
+    # answer already says when high occupancy matters.
+    _, plan = ask_after("What is occupancy?", "is higher always better?", course)
+    assert plan.kind == "explanation" and "occupancy" in plan.explanation.question.lower()
+    assert "not a goal" in plan.already_said
+    # With a subject of its own, it is a question in its own right.
+    from tutor.teacher.answer_plan import _compares_something_unnamed, course_vocabulary
+
+    counts, _ = course_vocabulary(course)
+    assert not _compares_something_unnamed("Is a bigger thread block better?", counts)
+
+
 def test_a_message_the_course_does_not_answer_alone_is_read_in_the_conversations_context(course):
     alone = plan_answer("what goes wrong if shapes change?", course=course)
     assert alone.kind != "explanation"
