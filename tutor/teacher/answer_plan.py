@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from quizzes.models import Card, Course, Explanation
 from tutor.teacher import explanation_match, intent
 from tutor.teacher.explanation_match import bare_term
-from tutor.teacher.question_rewrite import EVERYDAY_WORDS, course_words, english, fix_typos, rewrite
+from tutor.teacher.question_rewrite import EVERYDAY, EVERYDAY_WORDS, course_words, english, fix_typos, rewrite
 from tutor.teacher.retrieval import Hit, get_index, one_question, retrieve, tokenize
 
 # A word is one of the course's own terms when the course uses it at least this many times more
@@ -192,8 +192,8 @@ def uncovered_terms(question: str, counts: Counter) -> list[str]:
     quoted = [range(q.start(), q.end()) for q in _QUOTED.finditer(question)]
     for m in _names(question):
         word = m.group(0)
-        if counts.get(word.lower()) or word in out or _SHAPE.match(word):
-            continue
+        if counts.get(word.lower()) or word in out or _SHAPE.match(word) or word.lower() in EVERYDAY:
+            continue  # "ChatGPT" is everyday wording for a chatbot, not a subject the course lacks
         if word[-1] in "sS" and counts.get(word[:-1].lower()):
             continue  # "H200s", "GPUs": the plural of a name the course uses
         if "-" in word and counts.get(word.split("-")[0].lower()):
@@ -560,7 +560,10 @@ _QUANTITY_WORDS = frozenset(
 # Words a follow-up leans on that no answer's sentence needs to hold ("why not make them way bigger then?").
 # Nor the judgement asked of it ("is higher always better?"): the answer says when, in its own words.
 _FILLER_WORDS = frozenset(
-    tokenize("way make makes made really actual actually exactly real always better worse good bad best worst")
+    tokenize(
+        "way make makes made really actual actually exactly real always better worse good bad best worst "
+        "catch downside downsides drawback drawbacks one ones thing things stuff"
+    )
 )
 # A comparison in a follow-up, and the words an answer may say it in ("bigger": "large blocks", "a larger one").
 _SAME_SIZE_WORD = {
@@ -837,13 +840,29 @@ _POINTS_BELOW = re.compile(
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\"'0-9])")
 
 
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+")
+
+
+def _list_items_punctuated(lines: list[str]) -> list[str]:
+    """The lines without their list markers, each list item that ends without punctuation closed with ";"
+    (the last one with "."), so that items read as one sentence once the lines are joined."""
+    items = [i for i, line in enumerate(lines) if _LIST_MARKER.match(line)]
+    out = []
+    for i, line in enumerate(lines):
+        text = _LIST_MARKER.sub("", line).rstrip()
+        if i in items and text and text[-1] not in ".;:,!?":
+            text += "." if i == items[-1] else ";"
+        out.append(text)
+    return out
+
+
 def _sentences(text: str) -> list[str]:
     out = []
     for block in re.split(r"\n\s*\n", _CODE.sub("", text)):
         stripped = block.strip()
         if not stripped or stripped.startswith(("|", "#", ">")):
             continue
-        flat = " ".join(re.sub(r"^\s*(?:[-*+]|\d+\.)\s+", "", line) for line in stripped.splitlines())
+        flat = " ".join(_list_items_punctuated(stripped.splitlines()))
         # Not a question, nor a sentence that only introduces what follows it ("... keeps three values:",
         # "Figures below are for an H100") or points at a table: out of its place it points at nothing.
         out += [

@@ -24,7 +24,8 @@ way on 2026-11-27 after "blind" had been read, adds scenario and misconception q
 and half "sealed" (held out). eval/unseen_questions.yaml, written the same way on 2026-11-27 after "sealed"
 had been read, is half "dev" and half "unseen" (held out). eval/novel_questions.yaml, written the same way
 on 2026-11-27 after "unseen" had been read, with more everyday, scenario and misconception questions, is half
-"dev" and half "novel" (held out).
+"dev" and half "novel" (held out). eval/probe_questions.yaml, written the same way and day by another author
+after "novel" had been measured, is half "dev" and half "probe" (held out).
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -46,9 +47,9 @@ from tutor.teacher.retrieval_bench import p95
 EVAL_DIR = Path(__file__).resolve().parent / "eval"
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml"
-    for name in ("learner", "dev", "holdout", "boundary", "closing", "final", "blind", "sealed", "unseen", "novel")
+    for name in ("learner", "dev", "holdout", "boundary", "closing", "final", "blind", "sealed", "unseen", "novel", "probe")
 )
-SPLITS = ("tune", "dev", "test", "fresh", "holdout", "closing", "final", "blind", "sealed", "unseen", "novel")
+SPLITS = ("tune", "dev", "test", "fresh", "holdout", "closing", "final", "blind", "sealed", "unseen", "novel", "probe")
 
 
 @dataclass(frozen=True)

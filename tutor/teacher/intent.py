@@ -117,6 +117,14 @@ _PATTERNS: list[tuple[float, re.Pattern]] = [
             rf"(?:wording|text|words|content)\s+of\s+(?:the\s+|your\s+|those\s+)?(?:\w+\s+)?{_SELF}\b"
         ),
     ),
+    # what the teacher answers from: "the rules and files you rely on", "the sources you were built on"
+    (
+        STRONG,
+        _re(
+            rf"\b(?:{_SELF}|files|documents|sources|notes|data)\s+(?:and\s+\w+\s+)?(?:that\s+|which\s+)?"
+            r"you\s+(?:rely|depend|draw|build|base\s+\w+|work)\s+(?:on|from)\b"
+        ),
+    ),
     # a role handed to the teacher: "from now on you are ...", "you are a pirate who ..."
     (
         STRONG,
@@ -402,12 +410,13 @@ def is_off_topic(question: str, course_slug: str | None = None) -> bool:
 # the earlier topic, or a request for more of the same.
 _FOLLOW_UP_START = re.compile(
     r"^\s*(?:and|but|so|also|then|ok(?:ay)?|why|how come|what about|how about|and what about|"
-    r"give me an example|an example|for example|example|such as|like what|how much|how many|how fast|"
+    r"give me an example|an example|for example|example|such as|like what|how much|how many|how fast|how long|"
+    r"how big|how often|roughly|approximately|"
     r"how is (?:this|that|it)|is (?:this|that|it)|does (?:this|that|it)|what if|can you|could you|explain more|"
     r"tell me more|more|in what way|which one)\b",
     re.IGNORECASE,
 )
-_PRONOUN = re.compile(r"\b(?:this|that|it|its|they|them|those|these|there|one)\b", re.IGNORECASE)
+_PRONOUN = re.compile(r"\b(?:this|that|it|its|they|them|those|these|there|one|ones)\b", re.IGNORECASE)
 
 
 # A message that carries on from the last one ("but what if the batch size changes every step?", "what would

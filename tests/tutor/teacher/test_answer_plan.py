@@ -499,6 +499,22 @@ def test_a_short_comparison_that_names_nothing_is_asked_of_the_previous_answer(c
     assert not _compares_something_unnamed("Is a bigger thread block better?", counts)
 
 
+def test_a_follow_up_about_the_small_ones_quotes_the_list_item_that_answers_it(course):
+    # "ones" stands for the previous answer's subject, and "the catch" is the downside that answer lists.
+    _, plan = ask_after(
+        "Should I use small or large blocks for a paged KV cache?", "what's the catch with small ones?", course
+    )
+    assert plan.kind == "explanation" and "block size" in plan.explanation.question
+    assert "table entries" in plan.already_said
+    # List items read as one sentence: "...partly filled block; fine-grained ...", not "block fine-grained".
+    assert "block fine-grained" not in plan.already_said
+
+
+def test_a_chatbot_product_name_is_everyday_wording_not_a_subject_the_course_lacks(course):
+    plan = plan_answer("Why does ChatGPT write its answer a few words at a time?", course=course)
+    assert plan.kind == "explanation" and not plan.uncovered
+
+
 def test_a_message_the_course_does_not_answer_alone_is_read_in_the_conversations_context(course):
     alone = plan_answer("what goes wrong if shapes change?", course=course)
     assert alone.kind != "explanation"
