@@ -47,7 +47,19 @@ from tutor.teacher.retrieval_bench import p95
 EVAL_DIR = Path(__file__).resolve().parent / "eval"
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml"
-    for name in ("learner", "dev", "holdout", "boundary", "closing", "final", "blind", "sealed", "unseen", "novel", "probe")
+    for name in (
+        "learner",
+        "dev",
+        "holdout",
+        "boundary",
+        "closing",
+        "final",
+        "blind",
+        "sealed",
+        "unseen",
+        "novel",
+        "probe",
+    )
 )
 SPLITS = ("tune", "dev", "test", "fresh", "holdout", "closing", "final", "blind", "sealed", "unseen", "novel", "probe")
 
