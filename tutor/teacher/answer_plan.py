@@ -251,6 +251,8 @@ def _rare_words(question: str, course: Course, *, course_uses: int, derivations:
             continue
         if "-" in word and all(frequency[part] >= RARE_IN_ENGLISH for part in lower.split("-") if part):
             continue  # "in-house", "hand-rolled": a compound of everyday words
+        if derivations and any(stems[t] > course_uses for base in _bases(lower) for t in tokenize(base)):
+            continue  # "microbenchmark": one of the course's words with a prefix or an ending
         if misspelt_course_word(lower, words, derivations=derivations):
             continue
         if frequency[lower] < RARE_IN_ENGLISH and not everyday_english(word):
@@ -272,7 +274,7 @@ def misspelt_course_word(word: str, words: frozenset[str], *, derivations: bool 
 
 def _bases(word: str) -> list[str]:
     """The forms an English inflection or prefix may come from: "replies" -> "reply", "stalls" -> "stall",
-    "leaner" -> "lean", "underused" -> "used"."""
+    "leaner" -> "lean", "underused" -> "used", "microbenchmark" -> "benchmark"."""
     out = []
     for suffix, replacement in (
         ("ies", "y"),
@@ -291,7 +293,7 @@ def _bases(word: str) -> list[str]:
     ):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             out.append(word[: -len(suffix)] + replacement)
-    for prefix in ("under", "over", "un", "re", "mis", "non", "pre", "out"):
+    for prefix in ("under", "over", "un", "re", "mis", "non", "pre", "out", "micro", "sub", "multi"):
         if word.startswith(prefix) and len(word) - len(prefix) >= 4:
             out.append(word[len(prefix) :])
     return out
@@ -459,7 +461,10 @@ def _decide(
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
         return _with_both_sides(plan, sides, exclude_card_id)
     each = None if follow_up or query is not None else _each_part(fixed, rewritten, words, course.slug)
-    if each is not None and (not plan.uncovered or min(m.score for m in each) >= UNCOVERED_ANSWER):
+    # A part the course cannot answer ("speculative decoding ... and why does the output stay the same?") must
+    # not be answered by whatever its other words match: with a word the course never uses, every part needs
+    # the bar a partly covered question needs.
+    if each is not None and (not (plan.uncovered or unknown) or min(m.score for m in each) >= UNCOVERED_ANSWER):
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
         return _with_each_part(plan, each, matches, exclude_card_id)
     covered = (
@@ -471,7 +476,7 @@ def _decide(
         # included, would match beside it), and the rest is named as not covered.
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
         return _with_explanation(plan, covered, matches, exclude_card_id)
-    if best and best.answers and (not plan.uncovered or best.score >= UNCOVERED_ANSWER):
+    if best and best.answers and (not (plan.uncovered or unknown) or best.score >= UNCOVERED_ANSWER):
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
         return _with_explanation(plan, best, matches, exclude_card_id)
     plan.near = [m for m in matches if m.score >= explanation_match.NEAR][:3]
@@ -786,7 +791,15 @@ def _covered_part(question: str, names: list[str], words: frozenset[str], course
         return None
     context, asked = question_parts(question)
     named = {t for name in names for t in tokenize(name)}
-    covered = [part for part in asked if not named & set(tokenize(part))]
+    covered = []
+    for sentence in re.split(r"(?<=[.?!])\s+", question.strip()):
+        # A part that goes on from one naming what the course lacks, in the same sentence, is about that:
+        # "How does speculative decoding work, and why does the output stay the same?".
+        after_uncovered = False
+        for part in question_parts(sentence)[1]:
+            after_uncovered = after_uncovered or bool(named & set(tokenize(part)))
+            if not after_uncovered:
+                covered.append(part)
     if not covered or len(covered) == len(asked) or named & set(tokenize(context)):
         return None
     found = explanation_match.match(rewrite(f"{context} {' '.join(covered)}", words), course.slug, k=1)

@@ -117,6 +117,15 @@ _PATTERNS: list[tuple[float, re.Pattern]] = [
             rf"(?:wording|text|words|content)\s+of\s+(?:the\s+|your\s+|those\s+)?(?:\w+\s+)?{_SELF}\b"
         ),
     ),
+    # what the teacher runs with ("every configuration setting you run with"), and how it must end its reply
+    (
+        STRONG,
+        _re(
+            rf"\b{_SELF}\s+(?:that\s+|which\s+)?you\s+(?:run|operate)\s+(?:with|under|on)\b"
+            r"|\b(?:end|finish|close|start|begin)\s+(?:your|the|each|every)\s+(?:reply|replies|answer|answers|"
+            r"response|responses|message)\s+with\b"
+        ),
+    ),
     # what the teacher answers from: "the rules and files you rely on", "the sources you were built on"
     (
         STRONG,

@@ -510,6 +510,19 @@ def test_a_follow_up_about_the_small_ones_quotes_the_list_item_that_answers_it(c
     assert "block fine-grained" not in plan.already_said
 
 
+def test_a_part_that_goes_on_from_a_subject_the_course_lacks_is_not_answered_alone(course):
+    # "why does the output stay the same?" asks about speculative decoding, not about CUDA-graph outputs.
+    plan = plan_answer(
+        "How does speculative sampling with a little draft network speed things up, and why is the output unchanged?",
+        course=course,
+    )
+    assert plan.kind == "not_covered" and not plan.citations()
+    # A course word with a prefix is not a subject the course lacks.
+    from tutor.teacher.answer_plan import unknown_words
+
+    assert unknown_words("My microbenchmark of the eager chain got slower", course) == []
+
+
 def test_a_chatbot_product_name_is_everyday_wording_not_a_subject_the_course_lacks(course):
     plan = plan_answer("Why does ChatGPT write its answer a few words at a time?", course=course)
     assert plan.kind == "explanation" and not plan.uncovered
