@@ -396,15 +396,15 @@ _OTHER_SENSE = re.compile(
     r"cuisine|food|dish(?:es)?|restaurants?|cooking|music|bands?|surgery)\b"
     r"|\b(?:oil|gas|water|sales|hiring|recruiting|marketing)\s+pipelines?\b"
     r"|\bbank\s+(?:accounts?|transfers?|loans?|holidays?)\b|\briver\s+banks?\b|\bwarp\s+(?:drive|speed)\b|\btime\s+warp\b"
-    r"|\bthread\s+count\b|\bthreads\s+per\s+inch\b|\b(?:memory|ram|dimm)\s+slots?\b|\b(?:popcorn|corn)\s+kernels?\b|\bkernels?\s+of\s+(?:corn|popcorn|truth)\b"
+    r"|\bthread\s+count\b|\bthreads\s+per\s+inch\b|\b(?:ram|dimm)\s+slots?\b|\b(?:popcorn|corn)\s+kernels?\b|\bkernels?\s+of\s+(?:corn|popcorn|truth)\b"
     r"|\b(?:rocket|product|book)\s+launch(?:es)?\b|\battention\s+span\b|\bbrowser\s+cache\b"
     r"|\b(?:roof|floor|bathroom|kitchen|wall)\s+tiles?\b|\blive\s*streams?\b|\bcash\s+registers?\b"
     r"|\bhotel\s+occupancy\b|\bflash\s+(?:drives?|sales?|floods?)\b|\bcamera\s+flash\b|\bbatch\s+cook"
     r"|\b(?:bar|line|pie)\s+(?:graphs?|charts?)\b|\bgraph\s+paper\b|\bcrypto(?:currency)?\s+tokens?\b",
     re.IGNORECASE,
 )
-# With such a phrase, the vote only has to lean no further towards the course than this (read off the tune
-# and dev splits' course questions: none has such a phrase).
+# With such a phrase, the vote only has to lean no further towards the course than this. No course question
+# of the evaluation sets and no wording of an explanation has such a phrase (tests check the wordings).
 OTHER_SENSE_LEAD = -0.3
 
 

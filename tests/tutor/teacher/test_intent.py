@@ -117,6 +117,13 @@ def test_an_instruction_tucked_into_a_course_question_is_declined_but_a_premise_
     assert "Our system prompt is the same 2" not in intent.pieces("Our system prompt is the same 2,000 tokens.")
 
 
+def test_no_wording_of_an_explanation_uses_a_course_word_in_another_sense(shipped_course):
+    from quizzes.models import Explanation
+
+    wordings = [w for e in Explanation.objects.all() for w in (e.question, *e.paraphrases)]
+    assert wordings and not [w for w in wordings if intent._OTHER_SENSE.search(w)]
+
+
 BORROWED_WORDS = [
     "What's the best graphics card for playing Cyberpunk at high settings?",
     "Is the fusion reactor being built in France behind schedule?",
