@@ -274,7 +274,7 @@ def misspelt_course_word(word: str, words: frozenset[str], *, derivations: bool 
 
 def _bases(word: str) -> list[str]:
     """The forms an English inflection or prefix may come from: "replies" -> "reply", "stalls" -> "stall",
-    "leaner" -> "lean", "underused" -> "used", "microbenchmark" -> "benchmark"."""
+    "leaner" -> "lean", "underused" -> "used", "microbenchmark" -> "benchmark", "petaflop" -> "flop"."""
     out = []
     for suffix, replacement in (
         ("ies", "y"),
@@ -293,7 +293,25 @@ def _bases(word: str) -> list[str]:
     ):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             out.append(word[: -len(suffix)] + replacement)
-    for prefix in ("under", "over", "un", "re", "mis", "non", "pre", "out", "micro", "sub", "multi"):
+    for prefix in (
+        "under",
+        "over",
+        "un",
+        "re",
+        "mis",
+        "non",
+        "pre",
+        "out",
+        "micro",
+        "sub",
+        "multi",
+        "kilo",
+        "mega",
+        "giga",
+        "tera",
+        "peta",
+        "nano",
+    ):
         if word.startswith(prefix) and len(word) - len(prefix) >= 4:
             out.append(word[len(prefix) :])
     return out

@@ -521,6 +521,7 @@ def test_a_part_that_goes_on_from_a_subject_the_course_lacks_is_not_answered_alo
     from tutor.teacher.answer_plan import unknown_words
 
     assert unknown_words("My microbenchmark of the eager chain got slower", course) == []
+    assert unknown_words("It is rated at nearly a petaflop", course) == []
 
 
 def test_a_chatbot_product_name_is_everyday_wording_not_a_subject_the_course_lacks(course):
