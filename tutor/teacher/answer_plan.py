@@ -21,40 +21,34 @@ The same plan gates LLM mode: the model is only asked when the plan has somethin
 
 from __future__ import annotations
 
-import difflib
-import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 from quizzes.models import Card, Course, Explanation
 from tutor.teacher import explanation_match, intent
+from tutor.teacher.course_vocabulary import (
+    course_stems,
+    course_terms,
+    course_vocabulary,
+    foreign_words,
+    uncovered_terms,
+    unknown_words,
+)
 from tutor.teacher.explanation_match import bare_term
-from tutor.teacher.question_rewrite import EVERYDAY, EVERYDAY_WORDS, course_words, english, fix_typos, rewrite
-from tutor.teacher.retrieval import Hit, get_index, one_question, retrieve, tokenize
+from tutor.teacher.lesson_quotes import readable_passage, statements, supporting_quote, terms_of
+from tutor.teacher.question_rewrite import fix_typos, rewrite
+from tutor.teacher.retrieval import Hit, one_question, retrieve, tokenize
 
-# A word is one of the course's own terms when the course uses it at least this many times more
-# often, relative to its length, than English does (pyspellchecker's frequency list), and at least
-# MIN_USES times: "warp", "kernel", "hbm", "prefill" are; "long", "good", "conflict" are not.
-SPECIFICITY = 30.0
-MIN_USES = 3
-_TERM = re.compile(r"[A-Za-z][A-Za-z0-9.\-]*[A-Za-z0-9]|[A-Za-z]")  # "cp.async", "flash-attn", "x"
-# "MI300X", "flash-attn"; not "x64" of "128x64", nor "ve" of "I've" (but "induction" of "'induction heads'")
-_NAME = re.compile(r"(?<![0-9A-Za-z])(?<![A-Za-z0-9]['’])[A-Za-z][A-Za-z0-9\-]*[A-Za-z0-9]")
-_QUOTED = re.compile(r"(?<![A-Za-z])['‘\"“]([^'’\"”\n]{2,40})['’\"”](?![A-Za-z])")  # 'induction heads', "TMA"
-_SHAPE = re.compile(r"^[A-Za-z](?:x[A-Za-z])+$")  # "NxN", "MxK": a shape, as the course writes "N×N"
 PASSAGE_COVERAGE = 0.35  # a passage covering this share of the question's weight can answer in fallback
 # A question naming something the course never mentions ("the Linux CFS scheduler", "the MESI protocol")
 # is answered from an explanation only on a clearly strong match: a middling one is usually the course's
 # namesake of a different thing. Tuned on the tune and dev splits (their partial questions score >= 0.51).
 UNCOVERED_ANSWER = 0.47
-MISSPELT_CUTOFF = 0.75  # see misspelt_course_word
 FRESH_GAP = 0.3  # a follow-up moves on from the previous answer only to an explanation this close to it
 ELSEWHERE_SHARE = 0.35  # see _about_something_else
 ELSEWHERE_LEAD = -0.1
 FOREIGN_WORDS = 2  # see foreign_words: this many of them name another subject
-RARE_IN_ENGLISH = 1000  # occurrences in pyspellchecker's English frequency list (1.6 billion words)
-COMMON_PART = 10 * RARE_IN_ENGLISH  # each half of a compound read as everyday English ("work" + "station")
 
 
 @dataclass
@@ -131,215 +125,17 @@ def default_course(user) -> Course | None:
     return last.card.course if last else Course.objects.order_by("title", "pk").first()
 
 
-def _course_counts(course: Course) -> tuple[Counter, frozenset[str], Counter]:
-    idx = get_index(course.slug)
-    texts = [idx.text_of(p) for p in idx.passages] + [
-        # Not the paraphrases: they spell questions the way learners do, typos included ("kernal").
-        f"{e.question} {e.answer}"
-        for e in explanation_match.get_index(course.slug).explanations.values()
-    ]
-    counts = Counter(w.lower() for text in texts for w in _TERM.findall(text))
-    # The first part of a compound counts as used too: "Llama-3-8B-style" speaks of Llama.
-    counts.update(w.split("-")[0] for w in list(counts.elements()) if "-" in w)
-    stems = Counter(t for text in texts for t in tokenize(text))
-    return counts, course_words(texts), stems
-
-
-_counts_cache: dict[tuple, tuple[Counter, frozenset[str], Counter]] = {}
-
-
-def _vocabulary(course: Course) -> tuple[Counter, frozenset[str], Counter]:
-    key = (course.slug, get_index(course.slug).fingerprint, explanation_match.get_index(course.slug).fingerprint)
-    if key not in _counts_cache:
-        _counts_cache.clear()
-        _counts_cache[key] = _course_counts(course)
-    return _counts_cache[key]
-
-
-def course_vocabulary(course: Course) -> tuple[Counter, frozenset[str]]:
-    """How often the course's texts use each word (lower case), and its words as written."""
-    counts, words, _ = _vocabulary(course)
-    return counts, words
-
-
-def course_terms(text: str, counts: Counter) -> list[str]:
-    """The words of `text` that are this course's own terms (see SPECIFICITY)."""
-    total = sum(counts.values()) or 1
-    freq = english().word_frequency
-    english_total = freq.total_words or 1
-    out = []
-    for word in dict.fromkeys(w.lower() for w in _TERM.findall(text)):
-        uses = counts.get(word, 0)
-        if uses < MIN_USES:
-            continue
-        course_rate = uses / total
-        english_rate = (freq[word] + 1) / english_total
-        if course_rate / english_rate >= SPECIFICITY:
-            out.append(word)
-    return out
-
-
-def _names(question: str):
-    """The candidate names of a question, without the stems of contractions ("wouldn" of "wouldn't")."""
-    return (m for m in _NAME.finditer(question) if question[m.end() : m.end() + 2] not in ("'t", "’t"))
-
-
-def uncovered_terms(question: str, counts: Counter) -> list[str]:
-    """Names in the question that the course never mentions: "MI300X", "JAX", "DeepSpeed" (capitals inside
-    or digits), a capitalised word inside a sentence ("Ubuntu"), and a word the learner puts in quotes.
-    Another lower-case word is not taken for a name: "chatbot" is everyday wording, not a subject."""
-    out = []
-    quoted = [range(q.start(), q.end()) for q in _QUOTED.finditer(question)]
-    for m in _names(question):
-        word = m.group(0)
-        if counts.get(word.lower()) or word in out or _SHAPE.match(word) or word.lower() in EVERYDAY:
-            continue  # "ChatGPT" is everyday wording for a chatbot, not a subject the course lacks
-        if word[-1] in "sS" and counts.get(word[:-1].lower()):
-            continue  # "H200s", "GPUs": the plural of a name the course uses
-        if "-" in word and counts.get(word.split("-")[0].lower()):
-            continue  # "Llama-3-style": the course speaks of Llama
-        if word.isupper() or any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:]):
-            out.append(word)
-        elif any(m.start() in span for span in quoted):
-            out.append(word)  # "I keep reading about 'induction heads'": a term the learner quotes is named
-        elif word[0].isupper():
-            before = question[: m.start()].rstrip(" \t\"'(*`")
-            if before and before[-1] not in ".!?:;\n":  # not the first word of a sentence
-                out.append(word)
-    return out
-
-
-def unknown_words(question: str, course: Course) -> list[str]:
-    """The question's specific words that no text of the course contains (after stemming): "speculative" in
-    "What is speculative decoding?", "Ubuntu", "LoRA". Everyday English ("quickly", "install") is not
-    specific, nor are the everyday words question_rewrite maps to course terms ("chatbot")."""
-    return _rare_words(question, course, course_uses=0, derivations=True)
-
-
 def _about_something_else(question: str, course: Course) -> bool:
     """Before the weakest answer, a lesson passage quoted below the confidence bar: a question with many
     words the course never uses ("fusion cuisine", "a linen weave on my loom"), or one the off-topic vote
     nearly takes for off-topic, is about something else that shares a word with the course. Both bars were
     read off the tune and dev splits: the course questions that end here stayed below them."""
     terms = [t for t in dict.fromkeys(tokenize(question)) if len(t) >= 3]
-    stems = _vocabulary(course)[2]
+    stems = course_stems(course)
     if terms and sum(1 for t in terms if not stems[t]) / len(terms) >= ELSEWHERE_SHARE:
         return True
     lead = intent.off_topic_lead(question, course.slug)
     return lead is not None and lead >= ELSEWHERE_LEAD
-
-
-def foreign_words(question: str, course: Course) -> list[str]:
-    """The question's specialist words that the course uses once at most: "optimizer" and "gradients" in a
-    question about sharding a training run. Rare in English and all but absent from the course, they say
-    the question is about another subject even where its other words ("shard", "stage") are the course's.
-    A word that only extends a course word ("optimizer" of "optimize") counts here: it is not a slip of it."""
-    return _rare_words(question, course, course_uses=1, derivations=False)
-
-
-def _rare_words(question: str, course: Course, *, course_uses: int, derivations: bool) -> list[str]:
-    """The question's words that are rare in English, not everyday wording, not a misspelt course word
-    (see misspelt_course_word for `derivations`), and used by the course's texts at most `course_uses` times
-    (after stemming)."""
-    _, words, stems = _vocabulary(course)
-    frequency = english().word_frequency
-    out = []
-    for word in dict.fromkeys(m.group(0) for m in _names(question)):
-        tokens = tokenize(word)
-        lower = word.lower()
-        if not tokens or any(stems[t] > course_uses for t in tokens) or lower in EVERYDAY_WORDS or _SHAPE.match(word):
-            continue
-        if "-" in word and all(frequency[part] >= RARE_IN_ENGLISH for part in lower.split("-") if part):
-            continue  # "in-house", "hand-rolled": a compound of everyday words
-        if derivations and any(stems[t] > course_uses for base in _bases(lower) for t in tokenize(base)):
-            continue  # "microbenchmark": one of the course's words with a prefix or an ending
-        if misspelt_course_word(lower, words, derivations=derivations):
-            continue
-        if frequency[lower] < RARE_IN_ENGLISH and not everyday_english(word):
-            out.append(word)
-    return out
-
-
-def misspelt_course_word(word: str, words: frozenset[str], *, derivations: bool = True) -> bool:
-    """ "paralel" for the course's "parallelism": close to a course word (a looser cut-off than the one typos are
-    corrected at, since naming it as a subject the course lacks is the worse mistake), same first letter.
-    `derivations=False`: a word that only extends a course word, or is cut from one, is not a slip of it
-    ("optimizer" of "optimize")."""
-    close = difflib.get_close_matches(word, sorted(words), n=3, cutoff=MISSPELT_CUTOFF)
-    return any(
-        w[0] == word[0] and (derivations or not (word.startswith(w.lower()) or w.lower().startswith(word)))
-        for w in close
-    )
-
-
-def _bases(word: str) -> list[str]:
-    """The forms an English inflection or prefix may come from: "replies" -> "reply", "stalls" -> "stall",
-    "leaner" -> "lean", "underused" -> "used", "microbenchmark" -> "benchmark", "petaflop" -> "flop"."""
-    out = []
-    for suffix, replacement in (
-        ("ies", "y"),
-        ("es", ""),
-        ("s", ""),
-        ("ed", ""),
-        ("ed", "e"),
-        ("ing", ""),
-        ("ing", "e"),
-        ("er", ""),
-        ("er", "e"),
-        ("est", ""),
-        ("est", "e"),
-        ("ier", "y"),
-        ("iest", "y"),
-    ):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            out.append(word[: -len(suffix)] + replacement)
-    for prefix in (
-        "under",
-        "over",
-        "un",
-        "re",
-        "mis",
-        "non",
-        "pre",
-        "out",
-        "micro",
-        "sub",
-        "multi",
-        "kilo",
-        "mega",
-        "giga",
-        "tera",
-        "peta",
-        "nano",
-    ):
-        if word.startswith(prefix) and len(word) - len(prefix) >= 4:
-            out.append(word[len(prefix) :])
-    return out
-
-
-def everyday_english(word: str) -> bool:
-    """Whether a word that is rare as written is still everyday English, not a subject the learner names: an
-    inflection of a common word ("replies"), an English word made of two common ones ("workstation"), or a
-    misspelling of one ("wat" for "what", "documnet"). A capitalised word ("Bitcoin") stays a name."""
-    lower = word.lower()
-    frequency = english().word_frequency
-    if any(frequency[base] >= RARE_IN_ENGLISH for base in _bases(lower)):
-        return True
-    if (
-        word.islower()
-        and frequency[lower] > 0
-        and any(
-            frequency[lower[:cut]] >= COMMON_PART and frequency[lower[cut:]] >= COMMON_PART
-            for cut in range(3, len(lower) - 2)
-        )
-    ):
-        return True  # "workstation": an English word made of two common ones ("deepspeed" is no English word)
-    if word.islower() and len(lower) <= 6 and frequency[lower] > 0:
-        # One edit away from a far more common word: a slip of the keyboard ("wat" is a known word, but rare).
-        neighbours = english().known(english().edit_distance_1(lower))
-        floor = max(10 * RARE_IN_ENGLISH, 1000 * frequency[lower])
-        return any(frequency[n] >= floor for n in neighbours if n != lower)
-    return False
 
 
 def _previous_question(history: list[tuple[str, str]]) -> str | None:
@@ -509,7 +305,7 @@ def _decide(
             plan.kind, plan.near = "declined", []
             return plan
         plan.kind = "passage"
-        plan.support = _readable(hits, plan.near)
+        plan.support = readable_passage(hits, plan.near)
         if plan.support is None:
             plan.kind = "not_covered"
         return plan
@@ -619,8 +415,8 @@ def already_said(follow_up: str, previous: Explanation) -> str:
         return ""
     # Each term the follow-up adds, with the words an answer says it in ("why not bigger?": "large blocks").
     wanted = [_SAME_SIZE_WORD.get(term, frozenset({term})) for term in own]
-    sentences = _sentences(previous.answer)
-    terms = [_terms(sentence) for sentence in sentences]
+    sentences = statements(previous.answer)
+    terms = [terms_of(sentence) for sentence in sentences]
     holding = [
         i
         for i, held in enumerate(terms)
@@ -860,117 +656,6 @@ def check_yourself(explanation: Explanation, exclude_card_id: int | None) -> str
                 term = card.prompt[:1].lower() + card.prompt[1:] if plain else card.prompt
                 return f"In your own words: what does *{term}* mean?"
     return None
-
-
-_CODE = re.compile(r"```.*?```", re.S)
-_POINTS_BELOW = re.compile(
-    r"\b(?:figures|numbers|values|the\s+table|the\s+list|the\s+code)\s+below\b"
-    r"|\b(?:the|this)\s+(?:table|figure|list|example)\s+(?:above|shows)\b|\bas\s+the\s+(?:table|figure)\s+shows\b",
-    re.I,
-)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\"'0-9])")
-
-
-_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+")
-
-
-def _list_items_punctuated(lines: list[str]) -> list[str]:
-    """The lines without their list markers, each list item that ends without punctuation closed with ";"
-    (the last one with "."), so that items read as one sentence once the lines are joined."""
-    items = [i for i, line in enumerate(lines) if _LIST_MARKER.match(line)]
-    out = []
-    for i, line in enumerate(lines):
-        text = _LIST_MARKER.sub("", line).rstrip()
-        if i in items and text and text[-1] not in ".;:,!?":
-            text += "." if i == items[-1] else ";"
-        out.append(text)
-    return out
-
-
-def _sentences(text: str) -> list[str]:
-    out = []
-    for block in re.split(r"\n\s*\n", _CODE.sub("", text)):
-        stripped = block.strip()
-        if not stripped or stripped.startswith(("|", "#", ">")):
-            continue
-        flat = " ".join(_list_items_punctuated(stripped.splitlines()))
-        # Not a question, nor a sentence that only introduces what follows it ("... keeps three values:",
-        # "Figures below are for an H100") or points at a table: out of its place it points at nothing.
-        out += [
-            s.strip()
-            for s in _SENTENCE.split(flat)
-            if len(s.strip()) > 20 and not s.strip().endswith(("?", ":")) and not _POINTS_BELOW.search(s)
-        ]
-    return out
-
-
-def prose(hit: Hit) -> list[str]:
-    """The statements of a passage's prose, in order: no code, tables, list markers or questions. A card's
-    text starts with its prompt, so for a card hit the lesson chunk next to it is read instead."""
-    p = hit.passage
-    text = p.text if p.kind == "section" else (hit.section_chunk.text if hit.section_chunk else "")
-    return _sentences(text)
-
-
-def opening(hit: Hit) -> str:
-    """The passage's own opening (two sentences): what a fallback answer quotes."""
-    return " ".join(prose(hit)[:2])
-
-
-@functools.lru_cache(maxsize=4096)
-def _terms(text: str) -> frozenset[str]:
-    return frozenset(tokenize(text))
-
-
-@functools.lru_cache(maxsize=1024)
-def _windows(text: str) -> tuple[tuple[str, frozenset[str], bool], ...]:
-    """A passage's quotable windows (two consecutive statements), with their terms and whether they hold a
-    number: computed once per passage text, since every explanation answer reads them."""
-    sentences = _sentences(text)
-    # A window never opens on a pronoun whose antecedent it leaves behind ("It is a property of ...").
-    starts = [i for i in range(max(1, len(sentences) - 1)) if sentences and not _DANGLING.match(sentences[i])]
-    windows = (" ".join(sentences[i : i + 2]) for i in starts)
-    return tuple((w, _terms(w), bool(re.search(r"\d", w))) for w in windows if w)
-
-
-_DANGLING = re.compile(r"^(?:it|its|this|that|these|those|they|their|such|both|so|then|here)\b", re.I)
-
-
-def supporting_quote(query: str, explanation: Explanation, course_slug: str) -> tuple[Hit | None, str]:
-    """Two consecutive sentences of the lesson, in a section the explanation rests on, that add most of what
-    the question asks and the explanation does not say (its terms, weighted by rarity; a number when the
-    question asks "how much"). None when nothing there adds anything: the explanation then stands alone."""
-    idx = get_index(course_slug)
-    asked = set(tokenize(query))
-    said = _terms(explanation.answer)
-    # The learner's own numbers (sizes, counts) are not what a lesson sentence answers with: "32 numbers"
-    # is not "32 KiB".
-    weights = idx.term_weights(sorted(t for t in asked - said if not t.replace(".", "").isdigit()))
-    wants_number = explanation_match.question_kind(query) == "quantity" and not re.search(r"\d", explanation.answer)
-    sections = {s.slug for s in explanation.sections.all()}
-    best: tuple[float, Hit | None, str] = (0.0, None, "")
-    for passage in idx.passages:
-        if passage.kind != "section" or passage.section_slug not in sections:
-            continue
-        for window, terms, has_number in _windows(passage.text):
-            gain = sum(w for t, w in weights.items() if t in terms)
-            if wants_number and has_number:
-                gain *= 1.5
-            if gain > best[0]:
-                best = (gain, Hit(passage, gain), window)
-    return best[1], best[2]
-
-
-def _readable(hits: list[Hit], near: list) -> Hit | None:
-    """The passage to quote: the best one in a section of the closest explanation, else the best one."""
-    readable = [h for h in hits if prose(h)]
-    if near:
-        idx = explanation_match.get_index(hits[0].passage.course_slug) if hits else None
-        sections = {s.slug for s in idx.explanations[near[0].explanation_id].sections.all()} if idx else set()
-        for hit in readable:
-            if hit.passage.section_slug in sections:
-                return hit
-    return readable[0] if readable else None
 
 
 def _other_course(query: str, course: Course) -> Course | None:

@@ -315,10 +315,10 @@ def _build(course_slug: str, fingerprint: tuple) -> ExplanationIndex:
     from quizzes.selectors import explanations_for
 
     explanations = list(explanations_for(course_slug))
-    by_card: dict[int, int] = {}
+    resting_on: dict[int, list] = {}
     for e in explanations:
         for card in e.cards.all():
-            by_card.setdefault(card.pk, e.pk)
+            resting_on.setdefault(card.pk, []).append(e)
     terms: dict[str, int] = {}
     # A glossary term (a basic card's front) or the bare term of an explanation's own "What is X?"
     # question names the explanation that defines it.
@@ -326,11 +326,32 @@ def _build(course_slug: str, fingerprint: tuple) -> ExplanationIndex:
         term = bare_term(e.question)
         if term and len(term.split()) <= 3 and _LEAD.match(e.question):
             terms.setdefault(term, e.pk)
+    idx = ExplanationIndex(explanations, terms, fingerprint)
     for card in Card.objects.filter(course__slug=course_slug, retired=False, kind=Card.Kind.BASIC):
         term = " ".join(tokenize(card.prompt))
-        if term and card.pk in by_card:
-            terms.setdefault(term, by_card[card.pk])
-    return ExplanationIndex(explanations, terms, fingerprint)
+        if term and card.pk in resting_on:
+            terms.setdefault(term, _defining(idx, term, resting_on[card.pk]))
+    return idx
+
+
+def _defining(idx: ExplanationIndex, term: str, explanations: list) -> int:
+    """Of the explanations resting on a glossary card, the one that defines its term: a "What is X?" whose
+    X (up to its first comma or qualifier: "What is decode in LLM inference?") best matches the term, then
+    the best lexical match of its wordings. Many explanations rest on "Compute-bound", and "Compute-bound?"
+    asks what it is, not when fusing pays off."""
+    words = set(term.split())
+    lexical = idx.lexical(frozenset(words), asks_what=True)
+
+    def fit(e) -> tuple[float, float]:
+        if not _LEAD.match(e.question):
+            return 0.0, lexical[e.pk]
+        head = set(bare_term(_QUALIFIER.split(e.question, maxsplit=1)[0]).split())
+        return len(head & words) / len(head | words), lexical[e.pk]
+
+    return max(explanations, key=fit).pk
+
+
+_QUALIFIER = re.compile(r",|\s(?:and|in|on|for|when|if|vs\.?|versus)\s", re.IGNORECASE)
 
 
 def get_index(course_slug: str) -> ExplanationIndex:

@@ -11,7 +11,8 @@ and only what contributed text is cited.
 
 from __future__ import annotations
 
-from tutor.teacher.answer_plan import Plan, opening
+from tutor.teacher.answer_plan import Plan
+from tutor.teacher.lesson_quotes import opening
 
 LABEL = "*Course-notes mode: written for this course by its authors, not by a language model.*"
 HELP = (

@@ -3,7 +3,8 @@ message: some chat templates (llama-cpp-python's gemma format) silently drop sys
 
 from __future__ import annotations
 
-from tutor.teacher.answer_plan import Plan, opening
+from tutor.teacher.answer_plan import Plan
+from tutor.teacher.lesson_quotes import opening
 
 SYSTEM = (
     "You are the Tilewise teacher. Learners are engineers learning how LLM inference runs on GPUs "

@@ -7,7 +7,8 @@ import pytest
 
 from quizzes.models import Course
 from quizzes.services import load_course
-from tutor.teacher.answer_plan import plan_answer, prose
+from tutor.teacher.answer_plan import plan_answer
+from tutor.teacher.lesson_quotes import prose
 from tutor.teacher.notes_answer import compose
 from tutor.teacher.retrieval import retrieve
 
@@ -115,7 +116,7 @@ def test_a_why_should_i_care_question_gets_consequences_not_a_definition(course)
 
 
 def test_everyday_words_typos_and_sizes_are_not_named_as_subjects_the_course_lacks(course):
-    from tutor.teacher.answer_plan import course_vocabulary, uncovered_terms, unknown_words
+    from tutor.teacher.course_vocabulary import course_vocabulary, uncovered_terms, unknown_words
 
     counts, _ = course_vocabulary(course)
     assert unknown_words("Why are replies slow?", course) == []  # an inflection of a common word
@@ -151,7 +152,7 @@ def test_a_question_naming_what_the_course_lacks_gets_no_namesake_answer(course)
 def test_a_question_whose_subject_words_are_another_fields_is_not_answered_from_a_stray_passage(course):
     """Splitting a training run's optimizer states shares "split" and "GPUs" with the course, not its subject:
     the specialist words the course barely uses are named as not covered, like a name it never uses."""
-    from tutor.teacher.answer_plan import foreign_words
+    from tutor.teacher.course_vocabulary import foreign_words
 
     plan = plan_answer("When training with many GPUs, how are the optimizer states and gradients split?", course=course)
     assert plan.kind == "not_covered" and not plan.cited and plan.uncovered == ["optimizer", "gradients"]
@@ -170,7 +171,7 @@ def test_a_question_about_something_else_gets_no_passage_quoted_below_the_bar(co
 
 
 def test_names_in_the_question_the_course_lacks_are_named_and_contractions_and_typos_are_not(course):
-    from tutor.teacher.answer_plan import course_vocabulary, uncovered_terms, unknown_words
+    from tutor.teacher.course_vocabulary import course_vocabulary, uncovered_terms, unknown_words
     from tutor.teacher.question_rewrite import fix_typos
 
     counts, words = course_vocabulary(course)
@@ -192,7 +193,7 @@ def test_names_in_the_question_the_course_lacks_are_named_and_contractions_and_t
 
 
 def test_two_words_the_course_writes_as_one_name_are_matched_as_that_name(course):
-    from tutor.teacher.answer_plan import course_vocabulary
+    from tutor.teacher.course_vocabulary import course_vocabulary
     from tutor.teacher.question_rewrite import rewrite
 
     _, words = course_vocabulary(course)
@@ -238,7 +239,7 @@ def test_a_bare_follow_up_does_not_move_to_an_explanation_far_behind_the_previou
 
 def test_the_lesson_quote_beside_an_explanation_adds_what_the_explanation_does_not_say(course):
     from quizzes.models import Explanation
-    from tutor.teacher.answer_plan import supporting_quote
+    from tutor.teacher.lesson_quotes import supporting_quote
 
     explanation = Explanation.objects.get(course=course, question__startswith="What is online softmax")
     # Asked exactly what the explanation answers: nothing to add, no quote.
@@ -307,7 +308,7 @@ def test_a_follow_up_that_only_adds_a_subject_the_course_lacks_is_told_so(course
 
 
 def test_a_passage_with_nothing_quotable_gives_no_window():
-    from tutor.teacher.answer_plan import _windows
+    from tutor.teacher.lesson_quotes import _windows
 
     assert _windows("") == ()
     assert _windows("| a | b |\n| --- | --- |\n| 1 | 2 |") == ()
@@ -493,7 +494,8 @@ def test_a_short_comparison_that_names_nothing_is_asked_of_the_previous_answer(c
     assert plan.kind == "explanation" and "occupancy" in plan.explanation.question.lower()
     assert "not a goal" in plan.already_said
     # With a subject of its own, it is a question in its own right.
-    from tutor.teacher.answer_plan import _compares_something_unnamed, course_vocabulary
+    from tutor.teacher.answer_plan import _compares_something_unnamed
+    from tutor.teacher.course_vocabulary import course_vocabulary
 
     counts, _ = course_vocabulary(course)
     assert not _compares_something_unnamed("Is a bigger thread block better?", counts)
@@ -518,7 +520,7 @@ def test_a_part_that_goes_on_from_a_subject_the_course_lacks_is_not_answered_alo
     )
     assert plan.kind == "not_covered" and not plan.citations()
     # A course word with a prefix is not a subject the course lacks.
-    from tutor.teacher.answer_plan import unknown_words
+    from tutor.teacher.course_vocabulary import unknown_words
 
     assert unknown_words("My microbenchmark of the eager chain got slower", course) == []
     assert unknown_words("It is rated at nearly a petaflop", course) == []
@@ -537,3 +539,19 @@ def test_a_message_the_course_does_not_answer_alone_is_read_in_the_conversations
     # Something else altogether is still declined, whatever came before it.
     _, plan = ask_after("What is a CUDA graph?", "What's a good recipe for banana bread?", course)
     assert plan.kind == "declined"
+
+
+@pytest.mark.parametrize(
+    "term, defining",
+    [
+        ("TMA (Tensor Memory Accelerator)?", "ex-what-is-tma"),
+        ("Decode?", "ex-what-is-decode"),
+        ("CUDA stream?", "ex-what-is-a-cuda-stream"),
+        ("Tiling?", "ex-what-is-tiling"),
+        ("Block table?", "ex-what-is-a-block-table"),
+    ],
+)
+def test_a_glossary_term_asked_bare_gets_the_explanation_that_defines_it(course, term, defining):
+    # Many explanations rest on each glossary card; the term alone asks what it is, not one of its uses.
+    plan = plan_answer(term, course=course)
+    assert plan.kind == "explanation" and plan.explanation.slug == defining

@@ -1,0 +1,235 @@
+"""The course's vocabulary, and what it says about a learner's words.
+
+Which words a course uses and how often (its sections, and its explanations' questions and answers), which
+of a question's words are the course's own terms, which name something the course never mentions
+("MI300X", "speculative"), and which are only everyday English, a misspelling or an inflection of a word it
+does use. The answer plan reads these to decide whether a question is covered, and what part of it is not.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import Counter
+
+from quizzes.models import Course
+from tutor.teacher import explanation_match
+from tutor.teacher.question_rewrite import EVERYDAY, EVERYDAY_WORDS, course_words, english
+from tutor.teacher.retrieval import get_index, tokenize
+
+# A word is one of the course's own terms when the course uses it at least this many times more
+# often, relative to its length, than English does (pyspellchecker's frequency list), and at least
+# MIN_USES times: "warp", "kernel", "hbm", "prefill" are; "long", "good", "conflict" are not.
+SPECIFICITY = 30.0
+MIN_USES = 3
+_TERM = re.compile(r"[A-Za-z][A-Za-z0-9.\-]*[A-Za-z0-9]|[A-Za-z]")  # "cp.async", "flash-attn", "x"
+# "MI300X", "flash-attn"; not "x64" of "128x64", nor "ve" of "I've" (but "induction" of "'induction heads'")
+_NAME = re.compile(r"(?<![0-9A-Za-z])(?<![A-Za-z0-9]['’])[A-Za-z][A-Za-z0-9\-]*[A-Za-z0-9]")
+_QUOTED = re.compile(r"(?<![A-Za-z])['‘\"“]([^'’\"”\n]{2,40})['’\"”](?![A-Za-z])")  # 'induction heads', "TMA"
+_SHAPE = re.compile(r"^[A-Za-z](?:x[A-Za-z])+$")  # "NxN", "MxK": a shape, as the course writes "N×N"
+MISSPELT_CUTOFF = 0.75  # see misspelt_course_word
+RARE_IN_ENGLISH = 1000  # occurrences in pyspellchecker's English frequency list (1.6 billion words)
+COMMON_PART = 10 * RARE_IN_ENGLISH  # each half of a compound read as everyday English ("work" + "station")
+
+
+def _course_counts(course: Course) -> tuple[Counter, frozenset[str], Counter]:
+    idx = get_index(course.slug)
+    texts = [idx.text_of(p) for p in idx.passages] + [
+        # Not the paraphrases: they spell questions the way learners do, typos included ("kernal").
+        f"{e.question} {e.answer}"
+        for e in explanation_match.get_index(course.slug).explanations.values()
+    ]
+    counts = Counter(w.lower() for text in texts for w in _TERM.findall(text))
+    # The first part of a compound counts as used too: "Llama-3-8B-style" speaks of Llama.
+    counts.update(w.split("-")[0] for w in list(counts.elements()) if "-" in w)
+    stems = Counter(t for text in texts for t in tokenize(text))
+    return counts, course_words(texts), stems
+
+
+_counts_cache: dict[tuple, tuple[Counter, frozenset[str], Counter]] = {}
+
+
+def _vocabulary(course: Course) -> tuple[Counter, frozenset[str], Counter]:
+    key = (course.slug, get_index(course.slug).fingerprint, explanation_match.get_index(course.slug).fingerprint)
+    if key not in _counts_cache:
+        _counts_cache.clear()
+        _counts_cache[key] = _course_counts(course)
+    return _counts_cache[key]
+
+
+def course_vocabulary(course: Course) -> tuple[Counter, frozenset[str]]:
+    """How often the course's texts use each word (lower case), and its words as written."""
+    counts, words, _ = _vocabulary(course)
+    return counts, words
+
+
+def course_terms(text: str, counts: Counter) -> list[str]:
+    """The words of `text` that are this course's own terms (see SPECIFICITY)."""
+    total = sum(counts.values()) or 1
+    freq = english().word_frequency
+    english_total = freq.total_words or 1
+    out = []
+    for word in dict.fromkeys(w.lower() for w in _TERM.findall(text)):
+        uses = counts.get(word, 0)
+        if uses < MIN_USES:
+            continue
+        course_rate = uses / total
+        english_rate = (freq[word] + 1) / english_total
+        if course_rate / english_rate >= SPECIFICITY:
+            out.append(word)
+    return out
+
+
+def _names(question: str):
+    """The candidate names of a question, without the stems of contractions ("wouldn" of "wouldn't")."""
+    return (m for m in _NAME.finditer(question) if question[m.end() : m.end() + 2] not in ("'t", "’t"))
+
+
+def uncovered_terms(question: str, counts: Counter) -> list[str]:
+    """Names in the question that the course never mentions: "MI300X", "JAX", "DeepSpeed" (capitals inside
+    or digits), a capitalised word inside a sentence ("Ubuntu"), and a word the learner puts in quotes.
+    Another lower-case word is not taken for a name: "chatbot" is everyday wording, not a subject."""
+    out = []
+    quoted = [range(q.start(), q.end()) for q in _QUOTED.finditer(question)]
+    for m in _names(question):
+        word = m.group(0)
+        if counts.get(word.lower()) or word in out or _SHAPE.match(word) or word.lower() in EVERYDAY:
+            continue  # "ChatGPT" is everyday wording for a chatbot, not a subject the course lacks
+        if word[-1] in "sS" and counts.get(word[:-1].lower()):
+            continue  # "H200s", "GPUs": the plural of a name the course uses
+        if "-" in word and counts.get(word.split("-")[0].lower()):
+            continue  # "Llama-3-style": the course speaks of Llama
+        if word.isupper() or any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:]):
+            out.append(word)
+        elif any(m.start() in span for span in quoted):
+            out.append(word)  # "I keep reading about 'induction heads'": a term the learner quotes is named
+        elif word[0].isupper():
+            before = question[: m.start()].rstrip(" \t\"'(*`")
+            if before and before[-1] not in ".!?:;\n":  # not the first word of a sentence
+                out.append(word)
+    return out
+
+
+def unknown_words(question: str, course: Course) -> list[str]:
+    """The question's specific words that no text of the course contains (after stemming): "speculative" in
+    "What is speculative decoding?", "Ubuntu", "LoRA". Everyday English ("quickly", "install") is not
+    specific, nor are the everyday words question_rewrite maps to course terms ("chatbot")."""
+    return _rare_words(question, course, course_uses=0, derivations=True)
+
+
+def course_stems(course: Course) -> Counter:
+    """How often the course's texts use each term, after stemming (retrieval.tokenize)."""
+    return _vocabulary(course)[2]
+
+
+def foreign_words(question: str, course: Course) -> list[str]:
+    """The question's specialist words that the course uses once at most: "optimizer" and "gradients" in a
+    question about sharding a training run. Rare in English and all but absent from the course, they say
+    the question is about another subject even where its other words ("shard", "stage") are the course's.
+    A word that only extends a course word ("optimizer" of "optimize") counts here: it is not a slip of it."""
+    return _rare_words(question, course, course_uses=1, derivations=False)
+
+
+def _rare_words(question: str, course: Course, *, course_uses: int, derivations: bool) -> list[str]:
+    """The question's words that are rare in English, not everyday wording, not a misspelt course word
+    (see misspelt_course_word for `derivations`), and used by the course's texts at most `course_uses` times
+    (after stemming)."""
+    _, words, stems = _vocabulary(course)
+    frequency = english().word_frequency
+    out = []
+    for word in dict.fromkeys(m.group(0) for m in _names(question)):
+        tokens = tokenize(word)
+        lower = word.lower()
+        if not tokens or any(stems[t] > course_uses for t in tokens) or lower in EVERYDAY_WORDS or _SHAPE.match(word):
+            continue
+        if "-" in word and all(frequency[part] >= RARE_IN_ENGLISH for part in lower.split("-") if part):
+            continue  # "in-house", "hand-rolled": a compound of everyday words
+        if derivations and any(stems[t] > course_uses for base in _bases(lower) for t in tokenize(base)):
+            continue  # "microbenchmark": one of the course's words with a prefix or an ending
+        if misspelt_course_word(lower, words, derivations=derivations):
+            continue
+        if frequency[lower] < RARE_IN_ENGLISH and not everyday_english(word):
+            out.append(word)
+    return out
+
+
+def misspelt_course_word(word: str, words: frozenset[str], *, derivations: bool = True) -> bool:
+    """ "paralel" for the course's "parallelism": close to a course word (a looser cut-off than the one typos are
+    corrected at, since naming it as a subject the course lacks is the worse mistake), same first letter.
+    `derivations=False`: a word that only extends a course word, or is cut from one, is not a slip of it
+    ("optimizer" of "optimize")."""
+    close = difflib.get_close_matches(word, sorted(words), n=3, cutoff=MISSPELT_CUTOFF)
+    return any(
+        w[0] == word[0] and (derivations or not (word.startswith(w.lower()) or w.lower().startswith(word)))
+        for w in close
+    )
+
+
+def _bases(word: str) -> list[str]:
+    """The forms an English inflection or prefix may come from: "replies" -> "reply", "stalls" -> "stall",
+    "leaner" -> "lean", "underused" -> "used", "microbenchmark" -> "benchmark", "petaflop" -> "flop"."""
+    out = []
+    for suffix, replacement in (
+        ("ies", "y"),
+        ("es", ""),
+        ("s", ""),
+        ("ed", ""),
+        ("ed", "e"),
+        ("ing", ""),
+        ("ing", "e"),
+        ("er", ""),
+        ("er", "e"),
+        ("est", ""),
+        ("est", "e"),
+        ("ier", "y"),
+        ("iest", "y"),
+    ):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            out.append(word[: -len(suffix)] + replacement)
+    for prefix in (
+        "under",
+        "over",
+        "un",
+        "re",
+        "mis",
+        "non",
+        "pre",
+        "out",
+        "micro",
+        "sub",
+        "multi",
+        "kilo",
+        "mega",
+        "giga",
+        "tera",
+        "peta",
+        "nano",
+    ):
+        if word.startswith(prefix) and len(word) - len(prefix) >= 4:
+            out.append(word[len(prefix) :])
+    return out
+
+
+def everyday_english(word: str) -> bool:
+    """Whether a word that is rare as written is still everyday English, not a subject the learner names: an
+    inflection of a common word ("replies"), an English word made of two common ones ("workstation"), or a
+    misspelling of one ("wat" for "what", "documnet"). A capitalised word ("Bitcoin") stays a name."""
+    lower = word.lower()
+    frequency = english().word_frequency
+    if any(frequency[base] >= RARE_IN_ENGLISH for base in _bases(lower)):
+        return True
+    if (
+        word.islower()
+        and frequency[lower] > 0
+        and any(
+            frequency[lower[:cut]] >= COMMON_PART and frequency[lower[cut:]] >= COMMON_PART
+            for cut in range(3, len(lower) - 2)
+        )
+    ):
+        return True  # "workstation": an English word made of two common ones ("deepspeed" is no English word)
+    if word.islower() and len(lower) <= 6 and frequency[lower] > 0:
+        # One edit away from a far more common word: a slip of the keyboard ("wat" is a known word, but rare).
+        neighbours = english().known(english().edit_distance_1(lower))
+        floor = max(10 * RARE_IN_ENGLISH, 1000 * frequency[lower])
+        return any(frequency[n] >= floor for n in neighbours if n != lower)
+    return False
