@@ -70,6 +70,7 @@ class Plan:
     check_question: str | None = None
     lab: str | None = None
     cited: list[dict] = field(default_factory=list)
+    continues: frozenset[str] = frozenset()  # the sections the conversation's previous answer rested on
 
     @property
     def answerable(self) -> bool:
@@ -81,11 +82,15 @@ class Plan:
         return self.cited
 
     def explanation_section(self, explanation: Explanation | None = None):
-        """Of the sections an explanation rests on, the one the question is about: the first that the lesson
+        """Of the sections an explanation rests on, the one the question is about: within a conversation, one
+        the previous answer rested on too (the conversation's subject); then the first that the lesson
         retrieval ranks for this question, else the first in course order."""
         sections = list((explanation or self.explanation).sections.all())
         ranked = [h.passage.section_slug for h in self.hits]
-        return min(sections, key=lambda s: ranked.index(s.slug) if s.slug in ranked else len(ranked))
+        return min(
+            sections,
+            key=lambda s: (s.slug not in self.continues, ranked.index(s.slug) if s.slug in ranked else len(ranked)),
+        )
 
     @property
     def also_n(self) -> int:
@@ -242,6 +247,9 @@ def _decide(
         matches = _favour_the_new_part(matches, rewrite(question, words), rewrite(previous, words), course.slug)
     matches = matches[:4]
     plan = Plan("not_covered", course, question, query=rewritten, hits=hits)
+    if previous_explanation_id is not None:
+        earlier = explanation_match.get_index(course.slug).explanations.get(previous_explanation_id)
+        plan.continues = frozenset(s.slug for s in earlier.sections.all()) if earlier else frozenset()
     if follow_up and matches and matches[0].explanation_id == previous_explanation_id:
         said = already_said(question, explanation_match.get_index(course.slug).explanations[previous_explanation_id])
         if said and matches[0].answers:
@@ -544,6 +552,7 @@ _SECOND_ASK = re.compile(rf"[,;]?\s+(?:and|also|plus|but)\s+(?=(?:{_QUESTION_WOR
 # often beside the point than not (tuned on the tune and dev splits' two-part questions).
 PART_ALONE = 0.44
 PART_TOPIC = 0.45
+PART_OWN_TOP = 3  # a second part that says "it" is answered by one of its own best matches, read alone
 _PRONOUN = re.compile(r"\b(?:it|its|them|they|this|that|these|those|one|ones)\b", re.IGNORECASE)
 
 
@@ -579,8 +588,16 @@ def _each_part(question: str, rewritten: str, words: frozenset[str], course_slug
         if n and _PRONOUN.search(part):
             # "..., and how many threads does it have?": "it" is the first part's subject, so the second part
             # is read with the first, and only an explanation that wins on the two together answers it.
+            own = {m.explanation_id for m in alone[:PART_OWN_TOP]}
+            if picked[0].explanation_id in own:
+                return None  # the first part's explanation answers the second too
             alone = explanation_match.match(rewrite(f"{context} {asked[0]} {part}", words), course_slug, k=50)
             topic = {m.explanation_id: m.score for m in alone}
+            # Read together, the two parts lean on the first part's explanation, but the second asks something
+            # else: another explanation, among the best for the second part on its own.
+            alone = [m for m in alone if m.explanation_id != picked[0].explanation_id and m.explanation_id in own]
+            if not alone:
+                return None
         if not n and _WHAT_IS.match(part):
             best = alone[0]  # "What is a block table, and what does it cost?": the definition asked comes first
         else:

@@ -25,7 +25,8 @@ and half "sealed" (held out). eval/unseen_questions.yaml, written the same way o
 had been read, is half "dev" and half "unseen" (held out). eval/novel_questions.yaml, written the same way
 on 2026-11-27 after "unseen" had been read, with more everyday, scenario and misconception questions, is half
 "dev" and half "novel" (held out). eval/probe_questions.yaml, written the same way and day by another author
-after "novel" had been measured, is half "dev" and half "probe" (held out).
+after "novel" had been measured, is half "dev" and half "probe" (held out). eval/untried_questions.yaml, written
+the same way and day by another author after "probe" had been read, is half "dev" and half "untried" (held out).
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -59,9 +60,24 @@ EVAL_FILES = tuple(
         "unseen",
         "novel",
         "probe",
+        "untried",
     )
 )
-SPLITS = ("tune", "dev", "test", "fresh", "holdout", "closing", "final", "blind", "sealed", "unseen", "novel", "probe")
+SPLITS = (
+    "tune",
+    "dev",
+    "test",
+    "fresh",
+    "holdout",
+    "closing",
+    "final",
+    "blind",
+    "sealed",
+    "unseen",
+    "novel",
+    "probe",
+    "untried",
+)
 
 
 @dataclass(frozen=True)

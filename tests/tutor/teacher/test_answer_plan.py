@@ -555,3 +555,25 @@ def test_a_glossary_term_asked_bare_gets_the_explanation_that_defines_it(course,
     # Many explanations rest on each glossary card; the term alone asks what it is, not one of its uses.
     plan = plan_answer(term, course=course)
     assert plan.kind == "explanation" and plan.explanation.slug == defining
+
+
+def test_a_long_compound_question_with_a_clear_best_match_is_answered_by_it(course):
+    # Its score is spread over many words and stays under the bar, but no other explanation comes close.
+    from tutor.teacher.explanation_match import ANSWER, match
+
+    question = "Before fusing a chain, which four questions do you ask, and what evidence answers each one?"
+    best, runner_up = match(question, course.slug, k=2)
+    assert best.score < ANSWER and best.answers and not runner_up.answers
+    assert plan_answer(question, course=course).explanation.slug == "ex-fusion-checklist"
+
+
+def test_a_second_part_that_refers_back_with_a_pronoun_gets_its_own_explanation(course):
+    # Read with the first part, "its" leans on the first part's explanation; the second part asks something else.
+    plan = plan_answer(
+        "Is FlashAttention exact or an approximation? And how does its extra memory grow with the sequence "
+        "length compared with naive attention?",
+        course=course,
+    )
+    assert plan.explanation.slug == "ex-is-flashattention-approximate"
+    assert plan.also is not None and plan.each_part and plan.also.slug != plan.explanation.slug
+    assert "memory" in plan.also.question.lower()
