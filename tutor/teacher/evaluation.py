@@ -46,38 +46,12 @@ from asgiref.sync import async_to_sync
 from tutor.teacher.retrieval_bench import p95
 
 EVAL_DIR = Path(__file__).resolve().parent / "eval"
+# Each of these files is half "dev" and half a held-out split of its own name.
+HALF_DEV_FILES = ("closing", "final", "blind", "sealed", "unseen", "novel", "probe", "untried")
 EVAL_FILES = tuple(
-    EVAL_DIR / f"{name}_questions.yaml"
-    for name in (
-        "learner",
-        "dev",
-        "holdout",
-        "boundary",
-        "closing",
-        "final",
-        "blind",
-        "sealed",
-        "unseen",
-        "novel",
-        "probe",
-        "untried",
-    )
+    EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", *HALF_DEV_FILES)
 )
-SPLITS = (
-    "tune",
-    "dev",
-    "test",
-    "fresh",
-    "holdout",
-    "closing",
-    "final",
-    "blind",
-    "sealed",
-    "unseen",
-    "novel",
-    "probe",
-    "untried",
-)
+SPLITS = ("tune", "dev", "test", "fresh", "holdout", *HALF_DEV_FILES)
 
 
 @dataclass(frozen=True)
