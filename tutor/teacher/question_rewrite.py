@@ -143,6 +143,13 @@ EVERYDAY = {
     "math": "compute flops",
     "number crunching": "compute flops",
     "replay": "cuda graph",
+    # How a service feels to its users: speed words rarer in English than the subjects the course lacks.
+    "sluggish": "slow latency",
+    "laggy": "slow latency",
+    "unresponsive": "slow latency",
+    "choppy": "p99 tail latency",
+    "jittery": "p99 tail latency",
+    "glitchy": "p99 tail latency",
     "record and replay": "cuda graph capture",
     "out of memory": "memory capacity kv cache",
     "memory use": "memory capacity",

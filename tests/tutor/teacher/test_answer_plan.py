@@ -133,6 +133,7 @@ def test_everyday_words_typos_and_sizes_are_not_named_as_subjects_the_course_lac
         "Our little AI app is slow every morning",  # a word newer than the spell checker's list
         "why does tensor paralel need an all-reduce?",  # a misspelling of the course's "parallelism"
         "without storing the NxN score matrix",  # a shape
+        "Our assistant gets sluggish after lunch",  # how a service feels: as rare in English as "speculative"
     ):
         assert unknown_words(everyday, course) == [], everyday
 
