@@ -130,14 +130,16 @@ def default_course(user) -> Course | None:
     return last.card.course if last else Course.objects.order_by("title", "pk").first()
 
 
-def _about_something_else(question: str, course: Course) -> bool:
+def _about_something_else(question: str, course: Course, about: bool | None) -> bool:
     """Before the weakest answer, a lesson passage quoted below the confidence bar: a question with many
     words the course never uses ("fusion cuisine", "a linen weave on my loom"), or one the off-topic vote
     nearly takes for off-topic, is about something else that shares a word with the course. Both bars were
-    read off the tune and dev splits: the course questions that end here stayed below them."""
+    read off the tune and dev splits: the course questions that end here stayed below them. Many everyday
+    words do not count against a question the paraphrase vote finds about the course (`about`): a
+    newcomer's scenario ("our assistant is snappy in the morning but sluggish after lunch") is told in them."""
     terms = [t for t in dict.fromkeys(tokenize(question)) if len(t) >= 3]
     stems = course_stems(course)
-    if terms and sum(1 for t in terms if not stems[t]) / len(terms) >= ELSEWHERE_SHARE:
+    if not about and terms and sum(1 for t in terms if not stems[t]) / len(terms) >= ELSEWHERE_SHARE:
         return True
     lead = intent.off_topic_lead(question, course.slug)
     return lead is not None and lead >= ELSEWHERE_LEAD
@@ -309,7 +311,7 @@ def _decide(
         return plan
     top = hits[0] if hits else None
     if domain and top and (about or plan.near or top.coverage >= PASSAGE_COVERAGE):
-        if _about_something_else(question, course):
+        if _about_something_else(question, course, about):
             plan.kind, plan.near = "declined", []
             return plan
         plan.kind = "passage"
