@@ -169,6 +169,13 @@ def test_a_question_about_something_else_gets_no_passage_quoted_below_the_bar(co
         plan = plan_answer(elsewhere, course=course)
         assert plan.kind == "declined" and not plan.cited, elsewhere
     assert plan_answer("FlashDecoding?", course=course).kind == "passage"  # a course name with no explanation
+    # A newcomer's scenario is told in everyday words the course never uses; the paraphrase vote still finds
+    # it about the course, and it is not waved off with the help line.
+    from tutor.teacher.answer_plan import _about_something_else
+
+    scenario = "Our company's AI assistant is snappy every morning but sluggish after lunch. What could cause that?"
+    assert not _about_something_else(scenario, course, about=True)
+    assert _about_something_else("Is fusion cuisine just a fad?", course, about=False)
 
 
 def test_names_in_the_question_the_course_lacks_are_named_and_contractions_and_typos_are_not(course):
