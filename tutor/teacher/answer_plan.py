@@ -555,7 +555,7 @@ _SECOND_ASK = re.compile(rf"[,;]?\s+(?:and|also|plus|but)\s+(?=(?:{_QUESTION_WOR
 PART_ALONE = 0.44
 PART_TOPIC = 0.45
 PART_OWN_TOP = 3  # a second part that says "it" is answered by one of its own best matches, read alone
-_PRONOUN = re.compile(r"\b(?:it|its|them|they|this|that|these|those|one|ones)\b", re.IGNORECASE)
+_PRONOUN = re.compile(rf"\b(?:{intent.PRONOUNS})\b", re.IGNORECASE)
 
 
 _WHAT_IS = re.compile(r"^\W*what(?:'s|\s+is|\s+are)\s+(?:an?\s+|the\s+)?\w", re.IGNORECASE)
@@ -597,7 +597,7 @@ def _each_part(question: str, rewritten: str, words: frozenset[str], course_slug
             topic = {m.explanation_id: m.score for m in alone}
             # Read together, the two parts lean on the first part's explanation, but the second asks something
             # else: another explanation, among the best for the second part on its own.
-            alone = [m for m in alone if m.explanation_id != picked[0].explanation_id and m.explanation_id in own]
+            alone = [m for m in alone if m.explanation_id in own]  # the first part's is not among them
             if not alone:
                 return None
         if not n and _WHAT_IS.match(part):

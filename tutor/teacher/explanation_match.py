@@ -200,6 +200,7 @@ class ExplanationIndex:
         self.unseen_content_idf = math.log(1 + (m + 0.5) / 0.5)
         self.terms = terms  # normalized glossary term or card title -> explanation id it maps to
         self._vectors = None
+        self._answer_vectors = None
         self._lock = threading.Lock()
 
     def weight(self, token: str) -> float:
@@ -243,8 +244,19 @@ class ExplanationIndex:
                     self._vectors = cached_vectors(self.texts)
         return self._vectors
 
+    def answer_vectors(self) -> dict:
+        """Each explanation's answer as a MiniLM vector (in memory and on disk, like the wordings'): what a
+        supporting quote is weighed against."""
+        if self._answer_vectors is None:
+            with self._lock:
+                if self._answer_vectors is None:
+                    pks = list(self.explanations)
+                    vectors = cached_vectors([self.explanations[pk].answer for pk in pks], kind="explanation-answers")
+                    self._answer_vectors = dict(zip(pks, vectors, strict=True))
+        return self._answer_vectors
 
-def cached_vectors(texts: list[str]):
+
+def cached_vectors(texts: list[str], kind: str = "explanation-wordings"):
     """MiniLM vectors of a fixed list of texts, kept on disk under VAR_DIR/cache (keyed by the texts)."""
     import numpy as np
     from django.conf import settings
@@ -252,7 +264,7 @@ def cached_vectors(texts: list[str]):
     from tutor.teacher import minilm
 
     key = hashlib.sha256(("\n".join(["minilm-v1", *texts])).encode()).hexdigest()[:24]
-    path = Path(settings.VAR_DIR) / "cache" / f"explanation-wordings-{key}.npy"
+    path = Path(settings.VAR_DIR) / "cache" / f"{kind}-{key}.npy"
     try:
         return np.load(path)
     except (OSError, ValueError):

@@ -400,7 +400,9 @@ _OTHER_SENSE = re.compile(
     r"|\b(?:rocket|product|book)\s+launch(?:es)?\b|\battention\s+span\b|\bbrowser\s+cache\b"
     r"|\b(?:roof|floor|bathroom|kitchen|wall)\s+tiles?\b|\blive\s*streams?\b|\bcash\s+registers?\b"
     r"|\bhotel\s+occupancy\b|\bflash\s+(?:drives?|sales?|floods?)\b|\bcamera\s+flash\b|\bbatch\s+cook"
-    r"|\b(?:bar|line|pie)\s+(?:graphs?|charts?)\b|\bgraph\s+paper\b|\bcrypto(?:currency)?\s+tokens?\b",
+    r"|\b(?:bar|line|pie)\s+(?:graphs?|charts?)\b|\bgraph\s+paper\b|\bcrypto(?:currency)?\s+tokens?\b"
+    r"|\b(?:blown|spare|car|electrical|plug|glass)\s+fuses?\b|\bfuse\s+(?:box|boxes|board|panel|wire)\b"
+    r"|\bcircuit\s+breakers?\b|\b\d+[\s-]*amps?\b",
     re.IGNORECASE,
 )
 # With such a phrase, the vote only has to lean no further towards the course than this. No course question
@@ -425,7 +427,9 @@ _FOLLOW_UP_START = re.compile(
     r"tell me more|more|in what way|which one)\b",
     re.IGNORECASE,
 )
-_PRONOUN = re.compile(r"\b(?:this|that|it|its|they|them|those|these|there|one|ones)\b", re.IGNORECASE)
+# Words that stand for something named earlier; "there" only in a short message ("how much is there?").
+PRONOUNS = "it|its|them|they|this|that|these|those|one|ones"
+_PRONOUN = re.compile(rf"\b(?:{PRONOUNS}|there)\b", re.IGNORECASE)
 
 
 # A message that carries on from the last one ("but what if the batch size changes every step?", "what would

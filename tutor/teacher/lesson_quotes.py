@@ -88,10 +88,31 @@ def _windows(text: str) -> tuple[tuple[str, frozenset[str], bool], ...]:
 _DANGLING = re.compile(r"^(?:it|its|this|that|these|those|they|their|such|both|so|then|here)\b", re.I)
 
 
+# A quote must be about as close in meaning to the question as the explanation itself is: further than this
+# below it, the sentences share the question's words but not its point (measured on the dev split's answers).
+QUOTE_SLACK = 0.10
+
+
+def window_vectors(course_slug: str) -> dict[str, object]:
+    """Every quotable window of the course's lessons as a MiniLM vector (in memory and on disk)."""
+    idx = get_index(course_slug)
+    windows = (w for p in idx.passages if p.kind == "section" for w, _, _ in _windows(p.text))
+    return _vectors_of(tuple(dict.fromkeys(windows)))
+
+
+@functools.lru_cache(maxsize=8)
+def _vectors_of(windows: tuple[str, ...]) -> dict[str, object]:
+    vectors = explanation_match.cached_vectors(list(windows), kind="lesson-windows")
+    return dict(zip(windows, vectors, strict=True))
+
+
 def supporting_quote(query: str, explanation: Explanation, course_slug: str) -> tuple[Hit | None, str]:
-    """Two consecutive sentences of the lesson, in a section the explanation rests on, that add most of what
-    the question asks and the explanation does not say (its terms, weighted by rarity; a number when the
-    question asks "how much"). None when nothing there adds anything: the explanation then stands alone."""
+    """Two consecutive sentences of the lesson, in a section the explanation rests on, that say something the
+    question asks and the explanation does not (they hold some of its other terms, weighted by rarity; a number
+    when the question asks "how much"). Of those, the closest in meaning to the question, and only if it is
+    nearly as close as the explanation itself (QUOTE_SLACK): sentences that share a word or two with the
+    question but not its point ("different warps" for a bank-conflict sentence) are not a quote. None when
+    nothing qualifies: the explanation then stands alone. Without MiniLM, the window that adds most."""
     idx = get_index(course_slug)
     asked = set(tokenize(query))
     said = terms_of(explanation.answer)
@@ -100,7 +121,7 @@ def supporting_quote(query: str, explanation: Explanation, course_slug: str) -> 
     weights = idx.term_weights(sorted(t for t in asked - said if not t.replace(".", "").isdigit()))
     wants_number = explanation_match.question_kind(query) == "quantity" and not re.search(r"\d", explanation.answer)
     sections = {s.slug for s in explanation.sections.all()}
-    best: tuple[float, Hit | None, str] = (0.0, None, "")
+    candidates: list[tuple[float, Hit, str]] = []
     for passage in idx.passages:
         if passage.kind != "section" or passage.section_slug not in sections:
             continue
@@ -108,9 +129,23 @@ def supporting_quote(query: str, explanation: Explanation, course_slug: str) -> 
             gain = sum(w for t, w in weights.items() if t in terms)
             if wants_number and has_number:
                 gain *= 1.5
-            if gain > best[0]:
-                best = (gain, Hit(passage, gain), window)
-    return best[1], best[2]
+            if gain > 0:
+                candidates.append((gain, Hit(passage, gain), window))
+    if not candidates:
+        return None, ""
+    if not explanation_match.paraphrase_vote_available():
+        _, hit, window = max(candidates, key=lambda c: c[0])
+        return hit, window
+    question = explanation_match.question_vector(query)
+    answer = explanation_match.get_index(course_slug).answer_vectors()[explanation.pk]
+    floor = float(answer @ question) - QUOTE_SLACK
+    vectors = window_vectors(course_slug)
+    close = [(float(vectors[window] @ question), gain, hit, window) for gain, hit, window in candidates]
+    close = [c for c in close if c[0] >= floor]
+    if not close:
+        return None, ""
+    _, _, hit, window = max(close, key=lambda c: (c[0], c[1]))
+    return hit, window
 
 
 def readable_passage(hits: list[Hit], near: list) -> Hit | None:

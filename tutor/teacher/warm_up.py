@@ -1,11 +1,12 @@
 """Work the teacher would otherwise do on a learner's first question: encoding the course's explanation
-wordings (and the intent exemplars) into MiniLM vectors, which are kept on disk under VAR_DIR/cache."""
+wordings and answers, its lessons' quotable sentences (and the intent exemplars) into MiniLM vectors, which
+are kept on disk under VAR_DIR/cache."""
 
 from __future__ import annotations
 
 import time
 
-from tutor.teacher import explanation_match, intent
+from tutor.teacher import explanation_match, intent, lesson_quotes
 
 
 def encode_wordings(course_slug: str) -> str:
@@ -15,6 +16,8 @@ def encode_wordings(course_slug: str) -> str:
     t0 = time.perf_counter()
     idx = explanation_match.get_index(course_slug)
     idx.vectors()
+    idx.answer_vectors()
+    lesson_quotes.window_vectors(course_slug)
     for side in ("teacher", "course", "off_topic"):
         intent.exemplar_vectors(side)
     seconds = time.perf_counter() - t0

@@ -130,6 +130,8 @@ BORROWED_WORDS = [
     "Should I use a memory card with more storage in my drone?",
     "My attic has a leak near the roofline; should I call a roofer?",
     "How many kernels of corn are on a typical cob?",
+    # an electrical fuse: "fuse" in its household sense
+    "Can I swap the blown fuse in my car for a 30 amp one?",
 ]
 
 

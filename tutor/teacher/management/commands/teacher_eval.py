@@ -25,8 +25,9 @@ class Command(BaseCommand):
             default="test",
             help=(
                 "which split to run: the teacher is tuned on 'tune' and 'dev'; 'test', 'fresh', 'holdout', "
-                "'closing', 'final', 'blind', 'sealed', 'unseen', 'novel', 'probe' and 'untried' (each written "
-                "before the teacher was asked them) are held out and only reported on; 'untried' is the newest; "
+                "'closing', 'final', 'blind', 'sealed', 'unseen', 'novel', 'probe', 'untried' and 'unasked' (each "
+                "written before the teacher was asked them) are held out and only reported on; 'unasked' is the "
+                "newest; "
                 "'all' runs every question"
             ),
         )
