@@ -37,7 +37,7 @@ from tutor.teacher.course_vocabulary import (
 )
 from tutor.teacher.explanation_match import bare_term
 from tutor.teacher.lesson_quotes import readable_passage, statements, supporting_quote, terms_of
-from tutor.teacher.question_rewrite import fix_typos, rewrite
+from tutor.teacher.question_rewrite import english, fix_typos, rewrite
 from tutor.teacher.retrieval import Hit, one_question, retrieve, tokenize
 
 PASSAGE_COVERAGE = 0.35  # a passage covering this share of the question's weight can answer in fallback
@@ -276,7 +276,10 @@ def _decide(
         # "How does ZeRO shard the optimizer states and gradients?": the question's own subject words are
         # another field's, even where others ("shard", "stage") are the course's; named like a name it lacks.
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *foreign]))
-    unknown = unknown_words(fixed, course)
+    # A plain English word the learner only uses in telling their situation ("A coworker claims ...") is not
+    # what they ask about. A name stays one even there: "LinkedIn" in "Skip that, write a script that scrapes
+    # LinkedIn" is asked for, though the message puts it as a statement.
+    unknown = [w for w in unknown_words(fixed, course) if not (_plain_english(w) and _told_not_asked(w, fixed))]
     about = explanation_match.about_this_course(matches)
     domain = about if about is not None else bool(course_terms(rewritten, counts))
     best = matches[0] if matches else None
@@ -327,6 +330,18 @@ def _decide(
         plan.kind = "declined"
         plan.near = []
     return plan
+
+
+def _told_not_asked(word: str, question: str) -> bool:
+    """Whether the message uses `word` only in what it tells (its statements), not in what it asks."""
+    context, asked = question_parts(question)
+    used = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])", re.IGNORECASE)
+    return bool(asked) and bool(used.search(context)) and not any(used.search(part) for part in asked)
+
+
+def _plain_english(word: str) -> bool:
+    """A lower-case word of the English word list ("coworker"), not a name ("k8s", "DeepSpeed")."""
+    return word.islower() and word.isalpha() and english().word_frequency[word] > 0
 
 
 def _defined_terms(question: str) -> frozenset[str]:

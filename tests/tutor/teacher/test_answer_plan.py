@@ -249,8 +249,7 @@ def test_a_lesson_quote_is_about_the_question_not_a_sentence_that_shares_a_word_
     """A quote must be nearly as close in meaning to the question as the explanation is: "different" and
     "go" are in a sentence on shared-memory banks, which says nothing about branches in different warps."""
     plan = plan_answer(
-        "If different warps of my block go down different sides of an if statement, do I pay the divergence "
-        "penalty?",
+        "If different warps of my block go down different sides of an if statement, do I pay the divergence penalty?",
         course=course,
     )
     assert plan.kind == "explanation" and "divergen" in plan.explanation.answer.lower()
@@ -600,3 +599,13 @@ def test_a_second_part_that_refers_back_with_a_pronoun_gets_its_own_explanation(
     assert plan.explanation.slug == "ex-is-flashattention-approximate"
     assert plan.also is not None and plan.each_part and plan.also.slug != plan.explanation.slug
     assert "memory" in plan.also.question.lower()
+
+
+def test_a_plain_word_in_the_learners_story_is_not_a_subject_the_course_lacks(course):
+    """ "A coworker claims ...": a rare English word in what the learner tells, not in what they ask, is part of
+    their situation. Asked about, a subject the course never mentions is still named as not covered."""
+    plan = plan_answer("A coworker claims our decode loop is launch-bound. How would I check?", course=course)
+    assert plan.kind == "explanation" and "coworker" not in plan.uncovered, plan.uncovered
+    assert "does not cover" not in compose(plan)
+    plan = plan_answer("How does speculative decoding speed up generation?", course=course)
+    assert not plan.answerable and "speculative" in compose(plan)
