@@ -256,8 +256,14 @@ class ExplanationIndex:
         return self._answer_vectors
 
 
+# Every text this process has encoded, by its vector cache kind: after an edit to one explanation, only the
+# changed texts are encoded again, not the whole list (seconds for a course's answers).
+_encoded: dict[tuple[str, str], object] = {}
+
+
 def cached_vectors(texts: list[str], kind: str = "explanation-wordings"):
-    """MiniLM vectors of a fixed list of texts, kept on disk under VAR_DIR/cache (keyed by the texts)."""
+    """MiniLM vectors of a fixed list of texts, kept on disk under VAR_DIR/cache (keyed by the texts) and in
+    memory per text."""
     import numpy as np
     from django.conf import settings
 
@@ -266,14 +272,19 @@ def cached_vectors(texts: list[str], kind: str = "explanation-wordings"):
     key = hashlib.sha256(("\n".join(["minilm-v1", *texts])).encode()).hexdigest()[:24]
     path = Path(settings.VAR_DIR) / "cache" / f"{kind}-{key}.npy"
     try:
-        return np.load(path)
+        vectors = np.load(path)
     except (OSError, ValueError):
-        vectors = minilm.encode(texts)
+        missing = [t for t in dict.fromkeys(texts) if (kind, t) not in _encoded]
+        if missing:
+            _encoded.update(((kind, t), v) for t, v in zip(missing, minilm.encode(missing), strict=True))
+        vectors = np.stack([_encoded[(kind, t)] for t in texts]) if texts else np.zeros((0, minilm.DIM), "float32")
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
         np.save(tmp, vectors)
         os.replace(tmp, path)
         return vectors
+    _encoded.update(((kind, t), v) for t, v in zip(texts, vectors, strict=True))
+    return vectors
 
 
 def question_vector(question: str):

@@ -16,9 +16,12 @@ def encode_wordings(course_slug: str) -> str:
     t0 = time.perf_counter()
     idx = explanation_match.get_index(course_slug)
     idx.vectors()
-    idx.answer_vectors()
-    lesson_quotes.window_vectors(course_slug)
+    answers = idx.answer_vectors()
+    windows = lesson_quotes.window_vectors(course_slug)
     for side in ("teacher", "course", "off_topic"):
         intent.exemplar_vectors(side)
     seconds = time.perf_counter() - t0
-    return f"teacher {course_slug}: {len(idx.texts)} explanation wordings ready ({seconds:.1f} s, host clock)"
+    return (
+        f"teacher {course_slug}: {len(idx.texts)} explanation wordings, {len(answers)} answers and {len(windows)} "
+        f"lesson quotes ready ({seconds:.1f} s, host clock)"
+    )
