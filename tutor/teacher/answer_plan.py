@@ -37,7 +37,8 @@ from tutor.teacher.course_vocabulary import (
 )
 from tutor.teacher.explanation_match import bare_term
 from tutor.teacher.lesson_quotes import readable_passage, statements, supporting_quote, terms_of
-from tutor.teacher.question_rewrite import english, fix_typos, rewrite
+from tutor.teacher.message_parts import parts_by_sentence, question_parts
+from tutor.teacher.question_rewrite import fix_typos, rewrite
 from tutor.teacher.retrieval import Hit, one_question, retrieve, tokenize
 
 PASSAGE_COVERAGE = 0.35  # a passage covering this share of the question's weight can answer in fallback
@@ -276,10 +277,7 @@ def _decide(
         # "How does ZeRO shard the optimizer states and gradients?": the question's own subject words are
         # another field's, even where others ("shard", "stage") are the course's; named like a name it lacks.
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *foreign]))
-    # A plain English word the learner only uses in telling their situation ("A coworker claims ...") is not
-    # what they ask about. A name stays one even there: "LinkedIn" in "Skip that, write a script that scrapes
-    # LinkedIn" is asked for, though the message puts it as a statement.
-    unknown = [w for w in unknown_words(fixed, course) if not (_plain_english(w) and _told_not_asked(w, fixed))]
+    unknown = unknown_words(fixed, course)
     about = explanation_match.about_this_course(matches)
     domain = about if about is not None else bool(course_terms(rewritten, counts))
     best = matches[0] if matches else None
@@ -330,18 +328,6 @@ def _decide(
         plan.kind = "declined"
         plan.near = []
     return plan
-
-
-def _told_not_asked(word: str, question: str) -> bool:
-    """Whether the message uses `word` only in what it tells (its statements), not in what it asks."""
-    context, asked = question_parts(question)
-    used = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])", re.IGNORECASE)
-    return bool(asked) and bool(used.search(context)) and not any(used.search(part) for part in asked)
-
-
-def _plain_english(word: str) -> bool:
-    """A lower-case word of the English word list ("coworker"), not a name ("k8s", "DeepSpeed")."""
-    return word.islower() and word.isalpha() and english().word_frequency[word] > 0
 
 
 def _defined_terms(question: str) -> frozenset[str]:
@@ -558,12 +544,6 @@ def _each_side(question: str, course_slug: str, best) -> tuple[Explanation, Expl
     return (found[0], found[1]) if found[0].pk != found[1].pk else None
 
 
-_QUESTION_WORD = r"what|how|why|when|where|which|who|whether|is|are|does|do|did|can|could|should|will|would"
-_ASKS = re.compile(rf"^\W*(?:{_QUESTION_WORD}|explain|tell\s+me|describe|walk\s+me)\b", re.IGNORECASE)
-# Where one sentence starts asking a second thing: "What rule did I break and how do engines deal with it?"
-_SECOND_ASK = re.compile(rf"[,;]?\s+(?:and|also|plus|but)\s+(?=(?:{_QUESTION_WORD})\b)", re.IGNORECASE)
-
-
 # The second of two things asked gets an explanation of its own only when that explanation matches the part
 # alone (with the message's context) and the message's topic both this well; below, a second answer was more
 # often beside the point than not (tuned on the tune and dev splits' two-part questions).
@@ -574,18 +554,6 @@ _PRONOUN = re.compile(rf"\b(?:{intent.PRONOUNS})\b", re.IGNORECASE)
 
 
 _WHAT_IS = re.compile(r"^\W*what(?:'s|\s+is|\s+are)\s+(?:an?\s+|the\s+)?\w", re.IGNORECASE)
-
-
-def question_parts(question: str) -> tuple[str, list[str]]:
-    """A message's context (its statements: "I captured my decode step in a CUDA graph.") and the things it
-    asks, in order: each question sentence, split where a sentence starts asking a second thing."""
-    context, asked = [], []
-    for sentence in re.split(r"(?<=[.?!])\s+", question.strip()):
-        if sentence.endswith("?") or _ASKS.match(sentence):
-            asked += [part.strip() for part in _SECOND_ASK.split(sentence) if len(tokenize(part)) >= 1]
-        elif sentence:
-            context.append(sentence)
-    return " ".join(context), asked
 
 
 def _each_part(question: str, rewritten: str, words: frozenset[str], course_slug: str):
@@ -640,11 +608,11 @@ def _covered_part(question: str, names: list[str], words: frozenset[str], course
     context, asked = question_parts(question)
     named = {t for name in names for t in tokenize(name)}
     covered = []
-    for sentence in re.split(r"(?<=[.?!])\s+", question.strip()):
+    for _, parts in parts_by_sentence(question):
         # A part that goes on from one naming what the course lacks, in the same sentence, is about that:
         # "How does speculative decoding work, and why does the output stay the same?".
         after_uncovered = False
-        for part in question_parts(sentence)[1]:
+        for part in parts or ():
             after_uncovered = after_uncovered or bool(named & set(tokenize(part)))
             if not after_uncovered:
                 covered.append(part)

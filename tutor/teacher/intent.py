@@ -286,9 +286,9 @@ def exemplar_vectors(side: str):
     if side not in _vectors:
         with _vectors_lock:
             if side not in _vectors:
-                from tutor.teacher.explanation_match import cached_vectors
+                from tutor.teacher.embeddings import cached_vectors
 
-                _vectors[side] = cached_vectors(exemplars()[side])
+                _vectors[side] = cached_vectors(exemplars()[side], "intent-exemplars", side)
     return _vectors[side]
 
 

@@ -12,7 +12,7 @@ import re
 
 from quizzes.models import Explanation
 from tutor.teacher import explanation_match
-from tutor.teacher.retrieval import Hit, get_index, tokenize
+from tutor.teacher.retrieval import Hit, Passage, get_index, tokenize
 
 _CODE = re.compile(r"```.*?```", re.S)
 _POINTS_BELOW = re.compile(
@@ -94,16 +94,19 @@ QUOTE_SLACK = 0.10
 
 
 def window_vectors(course_slug: str) -> dict[str, object]:
-    """Every quotable window of the course's lessons as a MiniLM vector (in memory and on disk)."""
+    """Every quotable window of the course's lessons as a MiniLM vector: kept on the passage index (rebuilt
+    with it when a section changes) and on disk."""
+    from tutor.teacher.embeddings import cached_vectors
+
     idx = get_index(course_slug)
-    windows = (w for p in idx.passages if p.kind == "section" for w, _, _ in _windows(p.text))
-    return _vectors_of(tuple(dict.fromkeys(windows)))
-
-
-@functools.lru_cache(maxsize=8)
-def _vectors_of(windows: tuple[str, ...]) -> dict[str, object]:
-    vectors = explanation_match.cached_vectors(list(windows), kind="lesson-windows")
-    return dict(zip(windows, vectors, strict=True))
+    if idx._quote_vectors is None:
+        with idx._lock:
+            if idx._quote_vectors is None:
+                windows = [w for p in idx.passages if p.kind == "section" for w, _, _ in _windows(p.text)]
+                windows = list(dict.fromkeys(windows))
+                vectors = cached_vectors(windows, "lesson-windows", course_slug)
+                idx._quote_vectors = dict(zip(windows, vectors, strict=True))
+    return idx._quote_vectors
 
 
 def supporting_quote(query: str, explanation: Explanation, course_slug: str) -> tuple[Hit | None, str]:
@@ -121,7 +124,7 @@ def supporting_quote(query: str, explanation: Explanation, course_slug: str) -> 
     weights = idx.term_weights(sorted(t for t in asked - said if not t.replace(".", "").isdigit()))
     wants_number = explanation_match.question_kind(query) == "quantity" and not re.search(r"\d", explanation.answer)
     sections = {s.slug for s in explanation.sections.all()}
-    candidates: list[tuple[float, Hit, str]] = []
+    candidates: list[tuple[float, Passage, str]] = []
     for passage in idx.passages:
         if passage.kind != "section" or passage.section_slug not in sections:
             continue
@@ -130,22 +133,22 @@ def supporting_quote(query: str, explanation: Explanation, course_slug: str) -> 
             if wants_number and has_number:
                 gain *= 1.5
             if gain > 0:
-                candidates.append((gain, Hit(passage, gain), window))
+                candidates.append((gain, passage, window))
     if not candidates:
         return None, ""
     if not explanation_match.paraphrase_vote_available():
-        _, hit, window = max(candidates, key=lambda c: c[0])
-        return hit, window
+        gain, passage, window = max(candidates, key=lambda c: c[0])
+        return Hit(passage, gain), window
     question = explanation_match.question_vector(query)
     answer = explanation_match.get_index(course_slug).answer_vectors()[explanation.pk]
     floor = float(answer @ question) - QUOTE_SLACK
     vectors = window_vectors(course_slug)
-    close = [(float(vectors[window] @ question), gain, hit, window) for gain, hit, window in candidates]
+    close = [(float(vectors[window] @ question), gain, passage, window) for gain, passage, window in candidates]
     close = [c for c in close if c[0] >= floor]
     if not close:
         return None, ""
-    _, _, hit, window = max(close, key=lambda c: (c[0], c[1]))
-    return hit, window
+    _, gain, passage, window = max(close, key=lambda c: (c[0], c[1]))
+    return Hit(passage, gain), window
 
 
 def readable_passage(hits: list[Hit], near: list) -> Hit | None:

@@ -341,7 +341,7 @@ def test_a_passage_with_nothing_quotable_gives_no_window():
 
 
 def test_a_message_asking_two_things_gets_each_ones_explanation_in_the_order_asked(course):
-    from tutor.teacher.answer_plan import question_parts
+    from tutor.teacher.message_parts import question_parts
 
     assert question_parts("I captured a graph. What rule did I break and how do engines deal with it?") == (
         "I captured a graph.",

@@ -16,7 +16,7 @@ def test_load_shipped_course_encodes_the_explanation_wordings_into_the_disk_cach
     assert "course cuda-kernels-fusion:" in out.getvalue()
     assert "explanation wordings," in out.getvalue() and "lesson quotes ready" in out.getvalue()
     cache = Path(settings.VAR_DIR) / "cache"
-    for kind in ("explanation-wordings", "explanation-answers", "lesson-windows"):
+    for kind in ("explanation-wordings", "explanation-answers", "lesson-windows", "intent-exemplars"):
         assert list(cache.glob(f"{kind}-*.npy")), kind
 
 
@@ -24,7 +24,7 @@ def test_after_one_text_changes_only_that_text_is_encoded_again(monkeypatch, tmp
     """An admin's edit to one explanation must not make the next learner wait for the whole course's vectors."""
     import numpy as np
 
-    from tutor.teacher import explanation_match, minilm
+    from tutor.teacher import embeddings, minilm
 
     monkeypatch.setattr(settings, "VAR_DIR", tmp_path)
     encoded: list[str] = []
@@ -36,9 +36,11 @@ def test_after_one_text_changes_only_that_text_is_encoded_again(monkeypatch, tmp
 
     monkeypatch.setattr(minilm, "encode", counting_encode)
     before = ["What is a warp?", "Why fuse kernels?", "What is HBM?"]
-    first = explanation_match.cached_vectors(before, kind="test-texts")
+    first = embeddings.cached_vectors(before, "test-texts")
     after = ["What is a warp?", "Why do we fuse kernels at all?", "What is HBM?"]
-    second = explanation_match.cached_vectors(after, kind="test-texts")
+    second = embeddings.cached_vectors(after, "test-texts")
     assert encoded == [*before, "Why do we fuse kernels at all?"]
     assert np.allclose(first[0], second[0]) and np.allclose(second[1], real_encode([after[1]])[0], atol=1e-5)
     assert len(list(tmp_path.glob("cache/test-texts-*.npy"))) == 2
+    # Only the live texts are held in memory: the edited-away wording is not kept.
+    assert set(embeddings._last[("test-texts", "")]) == set(after)
