@@ -28,7 +28,8 @@ on 2026-11-27 after "unseen" had been read, with more everyday, scenario and mis
 after "novel" had been measured, is half "dev" and half "probe" (held out). eval/untried_questions.yaml, written
 the same way and day by another author after "probe" had been read, is half "dev" and half "untried" (held out).
 eval/unasked_questions.yaml, written the same way and day by another author after "untried" had been read, is
-half "dev" and half "unasked" (held out).
+half "dev" and half "unasked" (held out). eval/unheard_questions.yaml, written the same way by another author
+after "unasked" had been read, is half "dev" and half "unheard" (held out).
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -49,7 +50,7 @@ from tutor.teacher.retrieval_bench import p95
 
 EVAL_DIR = Path(__file__).resolve().parent / "eval"
 # Each of these files is half "dev" and half a held-out split of its own name.
-HALF_DEV_FILES = ("closing", "final", "blind", "sealed", "unseen", "novel", "probe", "untried", "unasked")
+HALF_DEV_FILES = ("closing", "final", "blind", "sealed", "unseen", "novel", "probe", "untried", "unasked", "unheard")
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", *HALF_DEV_FILES)
 )
