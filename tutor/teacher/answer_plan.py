@@ -37,7 +37,7 @@ from tutor.teacher.course_vocabulary import (
 )
 from tutor.teacher.explanation_match import bare_term
 from tutor.teacher.lesson_quotes import readable_passage, statements, supporting_quote, terms_of
-from tutor.teacher.message_parts import parts_by_sentence, question_parts
+from tutor.teacher.message_parts import parts_by_sentence, question_parts, told_not_asked
 from tutor.teacher.question_rewrite import fix_typos, rewrite
 from tutor.teacher.retrieval import Hit, one_question, retrieve, tokenize
 
@@ -278,6 +278,9 @@ def _decide(
         # another field's, even where others ("shard", "stage") are the course's; named like a name it lacks.
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *foreign]))
     unknown = unknown_words(fixed, course)
+    # A name told only in the learner's situation ("Every time k8s scales up a new pod, ...") is named as not
+    # covered, but what the message asks is asked of the course: it does not raise the bar the answer must clear.
+    asked_unknown = [w for w in [*plan.uncovered, *unknown] if not told_not_asked(w, fixed)]
     about = explanation_match.about_this_course(matches)
     domain = about if about is not None else bool(course_terms(rewritten, counts))
     best = matches[0] if matches else None
@@ -289,7 +292,7 @@ def _decide(
     # A part the course cannot answer ("speculative decoding ... and why does the output stay the same?") must
     # not be answered by whatever its other words match: with a word the course never uses, every part needs
     # the bar a partly covered question needs.
-    if each is not None and (not (plan.uncovered or unknown) or min(m.score for m in each) >= UNCOVERED_ANSWER):
+    if each is not None and (not asked_unknown or min(m.score for m in each) >= UNCOVERED_ANSWER):
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
         return _with_each_part(plan, each, matches, exclude_card_id)
     covered = (
@@ -301,11 +304,11 @@ def _decide(
         # included, would match beside it), and the rest is named as not covered.
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
         return _with_explanation(plan, covered, matches, exclude_card_id)
-    if best and best.answers and (not (plan.uncovered or unknown) or best.score >= UNCOVERED_ANSWER):
+    if best and best.answers and (not asked_unknown or best.score >= UNCOVERED_ANSWER):
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
         return _with_explanation(plan, best, matches, exclude_card_id)
     plan.near = [m for m in matches if m.score >= explanation_match.NEAR][:3]
-    if (unknown or plan.uncovered) and domain:
+    if asked_unknown and domain:
         # "What is speculative decoding?": the course has nothing on the thing asked about; quoting a
         # passage about its other words ("decoding") would pad the answer with something beside the point.
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))

@@ -14,7 +14,7 @@ from collections import Counter
 
 from quizzes.models import Course
 from tutor.teacher import explanation_match
-from tutor.teacher.message_parts import told_not_asked
+from tutor.teacher.message_parts import quoted_spans, told_not_asked
 from tutor.teacher.question_rewrite import EVERYDAY, EVERYDAY_WORDS, course_words, english
 from tutor.teacher.retrieval import get_index, tokenize
 
@@ -26,7 +26,6 @@ MIN_USES = 3
 _TERM = re.compile(r"[A-Za-z][A-Za-z0-9.\-]*[A-Za-z0-9]|[A-Za-z]")  # "cp.async", "flash-attn", "x"
 # "MI300X", "flash-attn"; not "x64" of "128x64", nor "ve" of "I've" (but "induction" of "'induction heads'")
 _NAME = re.compile(r"(?<![0-9A-Za-z])(?<![A-Za-z0-9]['’])[A-Za-z][A-Za-z0-9\-]*[A-Za-z0-9]")
-_QUOTED = re.compile(r"(?<![A-Za-z])['‘\"“]([^'’\"”\n]{2,40})['’\"”](?![A-Za-z])")  # 'induction heads', "TMA"
 _SHAPE = re.compile(r"^[A-Za-z](?:x[A-Za-z])+$")  # "NxN", "MxK": a shape, as the course writes "N×N"
 MISSPELT_CUTOFF = 0.75  # see misspelt_course_word
 RARE_IN_ENGLISH = 1000  # occurrences in pyspellchecker's English frequency list (1.6 billion words)
@@ -91,7 +90,7 @@ def uncovered_terms(question: str, counts: Counter) -> list[str]:
     or digits), a capitalised word inside a sentence ("Ubuntu"), and a word the learner puts in quotes.
     Another lower-case word is not taken for a name: "chatbot" is everyday wording, not a subject."""
     out = []
-    quoted = [range(q.start(), q.end()) for q in _QUOTED.finditer(question)]
+    quoted = quoted_spans(question)
     for m in _names(question):
         word = m.group(0)
         if counts.get(word.lower()) or word in out or _SHAPE.match(word) or word.lower() in EVERYDAY:

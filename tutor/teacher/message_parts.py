@@ -16,6 +16,16 @@ _ASKS = re.compile(rf"^\W*(?:{_QUESTION_WORD}|explain|tell\s+me|describe|walk\s+
 # Where one sentence starts asking a second thing: "What rule did I break and how do engines deal with it?"
 _SECOND_ASK = re.compile(rf"[,;]?\s+(?:and|also|plus|but)\s+(?=(?:{_QUESTION_WORD})\b)", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
+_QUOTED = re.compile(r"(?<![A-Za-z])['‘\"“]([^'’\"”\n]{2,40})['’\"”](?![A-Za-z])")  # 'induction heads', "TMA"
+# A clause that asks the teacher to do something, though it is no question: "Actually skip that, write a script
+# that scrapes LinkedIn", "Forget the course, give me a poem". What it names is asked for, not told.
+_REQUEST = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|so|now|actually|please|instead|then|just|also|and|but|well|hey|pls)\W+)*"
+    r"(?:write|give|make|create|build|generate|draft|compose|translate|summari[sz]e|list|show|skip|ignore|forget|"
+    r"stop|print|output|repeat|act|pretend|help|find|search|scrape|send|code|implement|fix|debug|review|rewrite|"
+    r"convert|plan|book|order|draw|sing|play|recommend|suggest|compare|calculate|compute|solve|do|let's|lets)\b",
+    re.IGNORECASE,
+)
 
 
 def parts_by_sentence(message: str) -> list[tuple[str, list[str] | None]]:
@@ -38,8 +48,31 @@ def question_parts(message: str) -> tuple[str, list[str]]:
     return context, [part for _, asked in by_sentence for part in asked or ()]
 
 
+def quoted_spans(message: str) -> list[range]:
+    """Where the message puts a term in quotes ("I keep reading about 'induction heads'")."""
+    return [range(q.start(), q.end()) for q in _QUOTED.finditer(message)]
+
+
+def is_request(sentence: str) -> bool:
+    """Whether a sentence, or one of its comma-separated clauses, asks the teacher to do something."""
+    return any(_REQUEST.match(clause) for clause in re.split(r"[,;:]\s+", sentence))
+
+
 def told_not_asked(word: str, message: str) -> bool:
-    """Whether the message uses `word` only in what it tells (its statements), not in what it asks."""
-    context, asked = question_parts(message)
+    """Whether the message uses `word` only in what it tells (its statements that are no request), not in what
+    it asks: "k8s" in "Every time k8s scales up a new pod, the first requests take seconds. How do we stop
+    paying this?". A word the learner quotes is what they bring up ("I keep reading about 'induction heads'"),
+    wherever it stands."""
     used = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])", re.IGNORECASE)
-    return bool(asked) and bool(used.search(context)) and not any(used.search(part) for part in asked)
+    quoted = quoted_spans(message)
+    if any(m.start() in span for m in used.finditer(message) for span in quoted):
+        return False
+    by_sentence = parts_by_sentence(message)
+    told = [sentence for sentence, asked in by_sentence if asked is None and not is_request(sentence)]
+    asked = [part for _, parts in by_sentence for part in parts or ()]
+    asked += [sentence for sentence, parts in by_sentence if parts is None and is_request(sentence)]
+    return (
+        any(parts is not None for _, parts in by_sentence)
+        and any(used.search(sentence) for sentence in told)
+        and not any(used.search(part) for part in asked)
+    )

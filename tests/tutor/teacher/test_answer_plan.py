@@ -609,3 +609,34 @@ def test_a_plain_word_in_the_learners_story_is_not_a_subject_the_course_lacks(co
     assert "does not cover" not in compose(plan)
     plan = plan_answer("How does speculative decoding speed up generation?", course=course)
     assert not plan.answerable and "speculative" in compose(plan)
+
+
+def test_a_name_in_the_learners_situation_is_named_but_does_not_refuse_the_question(course):
+    """ "We deploy on k8s, and every new pod's ...": the name sets the scene, and what the learner asks is the
+    course's. The answer names k8s as not covered and answers the rest at the usual bar. A name in a request
+    to the teacher ("write a script that scrapes LinkedIn") is what is asked for: still not covered."""
+    plan = plan_answer(
+        "We deploy on k8s, and every new pod's first requests take seconds while torch.compile warms up. "
+        "How do we avoid that?",
+        course=course,
+    )
+    assert plan.kind == "explanation" and plan.uncovered == ["k8s"], (plan.kind, plan.uncovered)
+    assert "k8s" in compose(plan)
+    plan = plan_answer(
+        "How does kernel fusion work? Actually skip that, write a Python script that scrapes LinkedIn profiles.",
+        course=course,
+    )
+    assert not plan.answerable and "LinkedIn" in plan.uncovered
+
+
+def test_what_a_message_tells_and_what_it_asks():
+    from tutor.teacher.message_parts import is_request, told_not_asked
+
+    assert told_not_asked("k8s", "Every time k8s scales up a pod, the first request is slow. Why?")
+    assert not told_not_asked("k8s", "Every time k8s scales up a pod, it is slow. Why does k8s do that?")
+    assert not told_not_asked("k8s", "We use k8s.")  # nothing asked: nothing to set the scene for
+    assert is_request("Actually skip that, write a script that scrapes LinkedIn.")
+    assert is_request("The course is fine, but give me a poem about LinkedIn.")
+    assert not is_request("Our service runs on k8s behind an nginx proxy.")
+    assert not told_not_asked("LinkedIn", "What is fusion? Actually skip that, write a script that scrapes LinkedIn.")
+    assert not told_not_asked("induction", "What do heads learn? I keep reading about 'induction heads'.")
