@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from quizzes.models import Card, Course, Explanation
 from tutor.teacher import explanation_match, intent
 from tutor.teacher.course_vocabulary import (
+    course_phrases,
     course_stems,
     course_terms,
     course_vocabulary,
@@ -38,7 +39,7 @@ from tutor.teacher.course_vocabulary import (
 from tutor.teacher.explanation_match import bare_term
 from tutor.teacher.lesson_quotes import readable_passage, statements, supporting_quote, terms_of
 from tutor.teacher.message_parts import parts_by_sentence, question_parts, told_not_asked
-from tutor.teacher.question_rewrite import fix_typos, rewrite
+from tutor.teacher.question_rewrite import fix_phrases, fix_typos, rewrite
 from tutor.teacher.retrieval import Hit, one_question, retrieve, tokenize
 
 PASSAGE_COVERAGE = 0.35  # a passage covering this share of the question's weight can answer in fallback
@@ -217,21 +218,23 @@ def _decide(
             return Plan("declined", None, question)
         return Plan("not_covered", None, question)
     counts, words = course_vocabulary(course)
+    # "bank conflicts in shard memory": a word typed for another, put back into the course's phrase.
+    corrected = fix_phrases(question, words, course_phrases(course))
     previous = _previous_question(list(history))
     own_terms = len(set(tokenize(question)))
-    resolved = query or question
+    resolved = query or corrected
     follow_up = (
         bool(previous)
         and query is None
         and (as_follow_up or intent.is_follow_up(question, own_terms) or _compares_something_unnamed(question, counts))
     )
-    fixed = fix_typos(question, words)
+    fixed = fix_typos(corrected, words)
     if follow_up:
         names = uncovered_terms(fixed, counts)
         if names and set(tokenize(question)) <= set(tokenize(" ".join(names))):
             # "what about on AMD?": all the follow-up adds is a subject the course never mentions.
             return Plan("not_covered", course, question, uncovered=names)
-        resolved = f"{previous} {_reason_asked_of(question, previous_explanation_id, course)} {question}"
+        resolved = f"{previous} {_reason_asked_of(question, previous_explanation_id, course)} {corrected}"
     rewritten = rewrite(resolved, words)
     # The detector reads the learner's own message; its paraphrase vote shares the vector of what is
     # matched when that is the same message (not a follow-up joined to its previous question).
@@ -247,7 +250,7 @@ def _decide(
     hits = retrieve(rewritten, k=5, course=course.slug)
     matches = lesson_vote(explanation_match.match(rewritten, course.slug, k=8), hits, course.slug)
     if follow_up and own_terms:
-        matches = _favour_the_new_part(matches, rewrite(question, words), rewrite(previous, words), course.slug)
+        matches = _favour_the_new_part(matches, rewrite(corrected, words), rewrite(previous, words), course.slug)
     matches = matches[:4]
     plan = Plan("not_covered", course, question, query=rewritten, hits=hits)
     if previous_explanation_id is not None:

@@ -15,7 +15,7 @@ from collections import Counter
 from quizzes.models import Course
 from tutor.teacher import explanation_match
 from tutor.teacher.message_parts import quoted_spans, told_not_asked
-from tutor.teacher.question_rewrite import EVERYDAY, EVERYDAY_WORDS, course_words, english
+from tutor.teacher.question_rewrite import EVERYDAY, EVERYDAY_WORDS, course_pairs, course_words, english
 from tutor.teacher.retrieval import get_index, tokenize
 
 # A word is one of the course's own terms when the course uses it at least this many times more
@@ -32,7 +32,7 @@ RARE_IN_ENGLISH = 1000  # occurrences in pyspellchecker's English frequency list
 COMMON_PART = 10 * RARE_IN_ENGLISH  # each half of a compound read as everyday English ("work" + "station")
 
 
-def _course_counts(course: Course) -> tuple[Counter, frozenset[str], Counter]:
+def _course_counts(course: Course) -> tuple[Counter, frozenset[str], Counter, Counter]:
     idx = get_index(course.slug)
     texts = [idx.text_of(p) for p in idx.passages] + [
         # Not the paraphrases: they spell questions the way learners do, typos included ("kernal").
@@ -43,13 +43,13 @@ def _course_counts(course: Course) -> tuple[Counter, frozenset[str], Counter]:
     # The first part of a compound counts as used too: "Llama-3-8B-style" speaks of Llama.
     counts.update(w.split("-")[0] for w in list(counts.elements()) if "-" in w)
     stems = Counter(t for text in texts for t in tokenize(text))
-    return counts, course_words(texts), stems
+    return counts, course_words(texts), stems, course_pairs(texts)
 
 
-_counts_cache: dict[tuple, tuple[Counter, frozenset[str], Counter]] = {}
+_counts_cache: dict[tuple, tuple[Counter, frozenset[str], Counter, Counter]] = {}
 
 
-def _vocabulary(course: Course) -> tuple[Counter, frozenset[str], Counter]:
+def _vocabulary(course: Course) -> tuple[Counter, frozenset[str], Counter, Counter]:
     key = (course.slug, get_index(course.slug).fingerprint, explanation_match.get_index(course.slug).fingerprint)
     if key not in _counts_cache:
         _counts_cache.clear()
@@ -59,7 +59,7 @@ def _vocabulary(course: Course) -> tuple[Counter, frozenset[str], Counter]:
 
 def course_vocabulary(course: Course) -> tuple[Counter, frozenset[str]]:
     """How often the course's texts use each word (lower case), and its words as written."""
-    counts, words, _ = _vocabulary(course)
+    counts, words, *_ = _vocabulary(course)
     return counts, words
 
 
@@ -130,6 +130,11 @@ def _plain_english(word: str) -> bool:
     return word.islower() and word.isalpha() and english().word_frequency[word] > 0
 
 
+def course_phrases(course: Course) -> Counter:
+    """How often the course's texts write each pair of neighbouring words (see question_rewrite.fix_phrases)."""
+    return _vocabulary(course)[3]
+
+
 def course_stems(course: Course) -> Counter:
     """How often the course's texts use each term, after stemming (retrieval.tokenize)."""
     return _vocabulary(course)[2]
@@ -147,7 +152,7 @@ def _rare_words(question: str, course: Course, *, course_uses: int, derivations:
     """The question's words that are rare in English, not everyday wording, not a misspelt course word
     (see misspelt_course_word for `derivations`), and used by the course's texts at most `course_uses` times
     (after stemming)."""
-    _, words, stems = _vocabulary(course)
+    _, words, stems, _ = _vocabulary(course)
     frequency = english().word_frequency
     out = []
     for word in dict.fromkeys(m.group(0) for m in _names(question)):

@@ -296,6 +296,53 @@ def fix_typos(question: str, words: frozenset[str]) -> str:
     return _WORD.sub(fix, _SHORT_LOWER.sub(unswap, question))
 
 
+# A course phrase that a mistyped word is put back into: the course writes it at least this often, and never
+# writes the pair as typed ("shard memory" -> "shared memory").
+PHRASE_USES = 20
+_PAIR_WORDS = re.compile(r"[A-Za-z]+")
+
+
+def course_pairs(texts: list[str]) -> Counter:
+    """How often the course's texts write each pair of neighbouring words (lower case)."""
+    pairs: Counter = Counter()
+    for text in texts:
+        plain = [w.lower() for w in _PAIR_WORDS.findall(text)]
+        pairs.update(f"{a} {b}" for a, b in zip(plain, plain[1:], strict=False))
+    return pairs
+
+
+def fix_phrases(question: str, words: frozenset[str], pairs: Counter) -> str:
+    """ "shard memory" -> "shared memory", "sharde memory" -> "shared memory": a word one edit away from a word
+    that the course writes with its neighbour as a phrase of its own (PHRASE_USES), where the course never
+    writes the pair as typed, and only towards a word more common in English than the one typed. A real word
+    typed for another ("shard") is caught too, which no spelling check does; the phrase the course uses
+    decides, not the word alone."""
+    found = list(_PAIR_WORDS.finditer(question))
+    frequency = english().word_frequency
+    fixes: dict[int, str] = {}
+    for (i, a), b in zip(enumerate(found), found[1:], strict=False):
+        first, second = a.group(0).lower(), b.group(0).lower()
+        if pairs[f"{first} {second}"] or len(first) < 4 or len(second) < 4:
+            continue
+        for at, typed, phrase in ((i, first, "{} " + second), (i + 1, second, first + " {}")):
+            # Only towards a word more common in English than the one typed: "shard" -> "shared", not "memory
+            # will" -> "memory wall".
+            candidates = [
+                w
+                for w in english().edit_distance_1(typed)
+                if w in words and w != typed and frequency[w] > frequency[typed]
+            ]
+            best = max(candidates, key=lambda w: pairs[phrase.format(w)], default=None)
+            if best and pairs[phrase.format(best)] >= PHRASE_USES and at not in fixes:
+                fixes[at] = best
+                break
+    out = question
+    for at in sorted(fixes, reverse=True):
+        m = found[at]
+        out = out[: m.start()] + fixes[at] + out[m.end() :]
+    return out
+
+
 def add_course_terms(question: str) -> str:
     lower = question.lower()
     extra = [terms for phrase, terms in _EVERYDAY if re.search(rf"\b{re.escape(phrase)}\b", lower)]

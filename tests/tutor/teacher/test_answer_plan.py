@@ -640,3 +640,21 @@ def test_what_a_message_tells_and_what_it_asks():
     assert not is_request("Our service runs on k8s behind an nginx proxy.")
     assert not told_not_asked("LinkedIn", "What is fusion? Actually skip that, write a script that scrapes LinkedIn.")
     assert not told_not_asked("induction", "What do heads learn? I keep reading about 'induction heads'.")
+
+
+def test_a_word_typed_for_another_is_put_back_into_the_courses_phrase(course):
+    """ "shard memory" is two real words, so no spelling check catches it, and "shard" is a word the course uses
+    (for multi-GPU sharding). The course writes "shared memory" often and "shard memory" never: the phrase
+    decides. A common word is never turned into a rarer one ("memory will" stays, though "memory wall" is a
+    phrase of the course)."""
+    from tutor.teacher.course_vocabulary import course_phrases, course_vocabulary
+    from tutor.teacher.question_rewrite import fix_phrases
+
+    _, words = course_vocabulary(course)
+    phrases = course_phrases(course)
+    assert fix_phrases("why r bank conflicts bad in shard memory", words, phrases).endswith("shared memory")
+    assert fix_phrases("the diffrence between sharde memory and L2", words, phrases).endswith("shared memory and L2")
+    untouched = "If we move to H200s with faster memory, will the kernel still be at the roof?"
+    assert fix_phrases(untouched, words, phrases) == untouched
+    plan = plan_answer("why r bank conflcts bad in shard memory", course=course)
+    assert plan.kind == "explanation" and plan.citations()[0]["section"] == "warps-shuffles-banks"
