@@ -229,12 +229,16 @@ def _decide(
         and (as_follow_up or intent.is_follow_up(question, own_terms) or _compares_something_unnamed(question, counts))
     )
     fixed = fix_typos(corrected, words)
+    swapped = None
     if follow_up:
         names = uncovered_terms(fixed, counts)
         if names and set(tokenize(question)) <= set(tokenize(" ".join(names))):
             # "what about on AMD?": all the follow-up adds is a subject the course never mentions.
             return Plan("not_covered", course, question, uncovered=names)
-        resolved = f"{previous} {_reason_asked_of(question, previous_explanation_id, course)} {corrected}"
+        # "and on an A100?" after an H100 question asks that question again about the A100, not about whatever
+        # the course says of the A100.
+        swapped = intent.swapped_in(previous, corrected)
+        resolved = swapped or f"{previous} {_reason_asked_of(question, previous_explanation_id, course)} {corrected}"
     rewritten = rewrite(resolved, words)
     # The detector reads the learner's own message; its paraphrase vote shares the vector of what is
     # matched when that is the same message (not a follow-up joined to its previous question).
@@ -249,7 +253,7 @@ def _decide(
         return Plan("declined", course, question)
     hits = retrieve(rewritten, k=5, course=course.slug)
     matches = lesson_vote(explanation_match.match(rewritten, course.slug, k=8), hits, course.slug)
-    if follow_up and own_terms:
+    if follow_up and own_terms and not swapped:
         matches = _favour_the_new_part(matches, rewrite(corrected, words), rewrite(previous, words), course.slug)
     matches = matches[:4]
     plan = Plan("not_covered", course, question, query=rewritten, hits=hits)

@@ -472,3 +472,33 @@ def is_follow_up(question: str, content_terms: int) -> bool:
     return content_terms <= 6 and bool(
         _CONTINUATION.search(question) or (_FOLLOW_UP_START.match(question) and _BARE_COMPARISON.search(question))
     )
+
+
+# "and on an A100?", "what about FP8?", "same for the H200?": the previous question again, about another thing
+# of the same kind (a GPU for a GPU, a number format for a number format).
+_SWAP_LEAD = re.compile(
+    r"^\W*(?:(?:and|but|so)\s+)?(?:what\s+about|how\s+about|same\s+(?:for|on|with)|is\s+(?:that|it)\s+"
+    r"(?:still\s+)?(?:true|the\s+same)|(?:and|but)\b)",
+    re.IGNORECASE,
+)
+_KINDS = (
+    re.compile(r"^(?:fp|bf|int|tf)\d{1,2}$", re.IGNORECASE),  # FP8, bf16, INT4, TF32
+    re.compile(r"^[A-Za-z]{1,3}\d{2,4}[A-Za-z]?$"),  # H100, A100, MI300X, L40S, B200
+)
+_TOKEN = re.compile(r"[A-Za-z0-9]+")
+SWAP_WORDS = 6  # a longer message says more than "the same, for X"
+
+
+def swapped_in(previous: str, follow_up: str) -> str | None:
+    """The previous question with one of its things swapped for the one a short follow-up names ("What HBM
+    bandwidth does an H100 reach?" + "and on an A100?" -> "... does an A100 reach?"), or None."""
+    if len(follow_up.split()) > SWAP_WORDS or not _SWAP_LEAD.match(follow_up):
+        return None
+    for new in _TOKEN.findall(follow_up):
+        kind = next((k for k in _KINDS if k.match(new)), None)
+        if kind is None:
+            continue
+        for old in _TOKEN.finditer(previous):
+            if kind.match(old.group(0)) and old.group(0).lower() != new.lower():
+                return previous[: old.start()] + new + previous[old.end() :]
+    return None
