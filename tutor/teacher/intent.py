@@ -422,6 +422,7 @@ def is_off_topic(question: str, course_slug: str | None = None) -> bool:
 _FOLLOW_UP_START = re.compile(
     r"^\s*(?:and|but|so|also|then|ok(?:ay)?|why|how come|what about|how about|and what about|"
     r"give me an example|an example|for example|example|such as|like what|how much|how many|how fast|how long|"
+    r"(?:show|give)\s+me\s+(?:an?\s+|some\s+|the\s+)?(?:example|code|pseudo-?code|snippet|sketch)s?(?=\W*(?:$|[,.;!?]|pl(?:ea)?se?\b))|"
     r"how big|how often|roughly|approximately|"
     r"how is (?:this|that|it)|is (?:this|that|it)|does (?:this|that|it)|what if|can you|could you|explain more|"
     r"tell me more|more|in what way|which one)\b",

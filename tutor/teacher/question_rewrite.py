@@ -206,7 +206,10 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
 
 # Everyday words that pyspellchecker's frequency list (built from older text) lacks, and chat shorthand:
 # without them "app" or "hw" would be taken for a subject the course does not cover.
-NEWER_EVERYDAY_WORDS = ["app", "apps", "smartphone", "smartphones", "wifi", "hw", "sw", "pls", "thx", "btw", "idk"]
+NEWER_EVERYDAY_WORDS = [
+    *("app", "apps", "smartphone", "smartphones", "wifi", "hw", "sw", "pls", "thx", "btw", "idk"),
+    *("pseudocode", "snippet", "snippets"),  # the form of an answer, not a subject
+]
 
 _english_lock = threading.Lock()
 _english: SpellChecker | None = None

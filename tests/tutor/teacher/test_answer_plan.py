@@ -673,3 +673,14 @@ def test_a_follow_up_naming_another_gpu_asks_the_previous_question_about_that_gp
     _, plan = ask_after(first, "and on an A100?", course)
     assert plan.kind == "explanation" and "1.5 TB/s" in compose(plan)
     assert plan.citations()[0]["section"] == "memory-hierarchy"
+
+
+def test_show_me_an_example_is_a_follow_up_but_a_new_request_is_not(course):
+    """ "show me an example, pseudocode is fine" asks for more of the previous answer, like "give me an example";
+    "pseudocode" is the form asked for, not a subject the course lacks. "show me some code for my bathroom
+    tiles" starts the same way but asks about something else, and is declined."""
+    _, plan = ask_after("What is a warp shuffle?", "show me an example, pseudocode is fine", course)
+    assert plan.kind == "explanation" and plan.uncovered == [], (plan.kind, plan.uncovered)
+    assert plan.citations()[0]["section"] == "warps-shuffles-banks"
+    _, plan = ask_after("What is a warp shuffle?", "show me some code for my bathroom tiles", course)
+    assert plan.kind == "declined"
