@@ -184,6 +184,11 @@ EVERYDAY = {
     "drawbacks": "cost trade-off",
     "disadvantage": "cost trade-off",
     "disadvantages": "cost trade-off",
+    "the catch": "cost trade-off",
+    "oom": "out of memory",
+    "ooms": "out of memory",
+    "oomed": "out of memory",
+    "any catch": "cost trade-off",
     # Spelt-out names the course writes short.
     "floating-point operations": "flops",
     "floating point operations": "flops",

@@ -684,3 +684,14 @@ def test_show_me_an_example_is_a_follow_up_but_a_new_request_is_not(course):
     assert plan.citations()[0]["section"] == "warps-shuffles-banks"
     _, plan = ask_after("What is a warp shuffle?", "show me some code for my bathroom tiles", course)
     assert plan.kind == "declined"
+
+
+def test_the_catch_is_read_as_the_cost_and_oom_as_out_of_memory(course):
+    """ "what's the catch?" asks what the previous subject costs, as "what's the downside?" does; "OOMs" is the
+    everyday short form of running out of memory, not a subject the course lacks."""
+    earlier, plan = ask_after("Should I use a paged KV cache in my inference server?", "what's the catch?", course)
+    assert plan.kind == "explanation" and plan.explanation.pk != earlier.explanation.pk
+    assert "lookup" in plan.explanation.answer
+    plan = plan_answer("Why does my naive attention OOM at long sequence lengths?", course=course)
+    assert plan.kind == "explanation" and plan.uncovered == []
+    assert plan.citations()[0]["section"] == "flashattention"
