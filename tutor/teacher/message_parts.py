@@ -23,7 +23,7 @@ _REQUEST = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|so|now|actually|please|instead|then|just|also|and|but|well|hey|pls)\W+)*"
     r"(?:write|give|make|create|build|generate|draft|compose|translate|summari[sz]e|list|show|skip|ignore|forget|"
     r"stop|print|output|repeat|act|pretend|help|find|search|scrape|send|code|implement|fix|debug|review|rewrite|"
-    r"convert|plan|book|order|draw|sing|play|recommend|suggest|compare|calculate|compute|solve|do|let's|lets)\b",
+    r"convert|plan|book|order|draw|sing|play|recommend|suggest|compare|calculate|compute|solve)\b",
     re.IGNORECASE,
 )
 

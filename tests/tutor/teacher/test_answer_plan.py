@@ -638,6 +638,7 @@ def test_what_a_message_tells_and_what_it_asks():
     assert is_request("Actually skip that, write a script that scrapes LinkedIn.")
     assert is_request("The course is fine, but give me a poem about LinkedIn.")
     assert not is_request("Our service runs on k8s behind an nginx proxy.")
+    assert not is_request("Let's say our service runs on k8s.")
     assert not told_not_asked("LinkedIn", "What is fusion? Actually skip that, write a script that scrapes LinkedIn.")
     assert not told_not_asked("induction", "What do heads learn? I keep reading about 'induction heads'.")
 
