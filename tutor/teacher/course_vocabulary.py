@@ -43,7 +43,8 @@ def _course_counts(course: Course) -> tuple[Counter, frozenset[str], Counter, Co
     # The first part of a compound counts as used too: "Llama-3-8B-style" speaks of Llama.
     counts.update(w.split("-")[0] for w in list(counts.elements()) if "-" in w)
     stems = Counter(t for text in texts for t in tokenize(text))
-    return counts, course_words(texts), stems, course_pairs(texts)
+    pairs = course_pairs(texts)
+    return counts, course_words(texts, pairs), stems, pairs
 
 
 _counts_cache: dict[tuple, tuple[Counter, frozenset[str], Counter, Counter]] = {}

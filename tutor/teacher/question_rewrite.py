@@ -220,26 +220,22 @@ _english_lock = threading.Lock()
 _english: SpellChecker | None = None
 
 
-def course_words(texts: list[str]) -> frozenset[str]:
+def course_words(texts: list[str], pairs: Counter) -> frozenset[str]:
     """The lower-cased words of four letters or more that the course's texts use (answer_plan caches them),
     and, spelt with a space ("flash attention"), the two-word forms of the names the course writes as one
     word more often than as two (see split_names)."""
     words = frozenset(w.lower() for text in texts for w in _WORD.findall(text))
-    return words | split_names(texts, words)
+    return words | split_names(texts, words, pairs)
 
 
 _PLAIN = re.compile(r"[A-Za-z]+")
 
 
-def split_names(texts: list[str], words: frozenset[str]) -> frozenset[str]:
+def split_names(texts: list[str], words: frozenset[str], pairs: Counter) -> frozenset[str]:
     """ "flash attention" for the course's "FlashAttention": two English words that the course joins into a
     name of its own, and writes joined more often than apart ("CUDA graph", though the course's code says
-    `CUDAGraph`, stays two words)."""
+    `CUDAGraph`, stays two words). `pairs`: course_pairs of the same texts."""
     joined = Counter(w.lower() for text in texts for w in _PLAIN.findall(text) if len(w) >= 7)
-    pairs: Counter = Counter()
-    for text in texts:
-        plain = [w.lower() for w in _PLAIN.findall(text)]
-        pairs.update(f"{a} {b}" for a, b in zip(plain, plain[1:], strict=False))
     out = set()
     for word, uses in joined.items():
         if english().known([word]):
@@ -307,14 +303,13 @@ def fix_typos(question: str, words: frozenset[str]) -> str:
 # A course phrase that a mistyped word is put back into: the course writes it at least this often, and never
 # writes the pair as typed ("shard memory" -> "shared memory").
 PHRASE_USES = 20
-_PAIR_WORDS = re.compile(r"[A-Za-z]+")
 
 
 def course_pairs(texts: list[str]) -> Counter:
     """How often the course's texts write each pair of neighbouring words (lower case)."""
     pairs: Counter = Counter()
     for text in texts:
-        plain = [w.lower() for w in _PAIR_WORDS.findall(text)]
+        plain = [w.lower() for w in _PLAIN.findall(text)]
         pairs.update(f"{a} {b}" for a, b in zip(plain, plain[1:], strict=False))
     return pairs
 
@@ -325,7 +320,7 @@ def fix_phrases(question: str, words: frozenset[str], pairs: Counter) -> str:
     writes the pair as typed, and only towards a word more common in English than the one typed. A real word
     typed for another ("shard") is caught too, which no spelling check does; the phrase the course uses
     decides, not the word alone."""
-    found = list(_PAIR_WORDS.finditer(question))
+    found = list(_PLAIN.finditer(question))
     frequency = english().word_frequency
     fixes: dict[int, str] = {}
     for (i, a), b in zip(enumerate(found), found[1:], strict=False):
