@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
+from typing import NamedTuple
 
 from quizzes.models import Course
 from tutor.teacher import explanation_match
@@ -32,7 +33,14 @@ RARE_IN_ENGLISH = 1000  # occurrences in pyspellchecker's English frequency list
 COMMON_PART = 10 * RARE_IN_ENGLISH  # each half of a compound read as everyday English ("work" + "station")
 
 
-def _course_counts(course: Course) -> tuple[Counter, frozenset[str], Counter, Counter]:
+class _Vocabulary(NamedTuple):
+    counts: Counter  # each word's uses, lower case
+    words: frozenset[str]  # the words as written (question_rewrite.course_words)
+    stems: Counter  # each term's uses after stemming (retrieval.tokenize)
+    pairs: Counter  # each pair of neighbouring words' uses (question_rewrite.course_pairs)
+
+
+def _course_counts(course: Course) -> _Vocabulary:
     idx = get_index(course.slug)
     texts = [idx.text_of(p) for p in idx.passages] + [
         # Not the paraphrases: they spell questions the way learners do, typos included ("kernal").
@@ -44,13 +52,13 @@ def _course_counts(course: Course) -> tuple[Counter, frozenset[str], Counter, Co
     counts.update(w.split("-")[0] for w in list(counts.elements()) if "-" in w)
     stems = Counter(t for text in texts for t in tokenize(text))
     pairs = course_pairs(texts)
-    return counts, course_words(texts, pairs), stems, pairs
+    return _Vocabulary(counts, course_words(texts, pairs), stems, pairs)
 
 
-_counts_cache: dict[tuple, tuple[Counter, frozenset[str], Counter, Counter]] = {}
+_counts_cache: dict[tuple, _Vocabulary] = {}
 
 
-def _vocabulary(course: Course) -> tuple[Counter, frozenset[str], Counter, Counter]:
+def _vocabulary(course: Course) -> _Vocabulary:
     key = (course.slug, get_index(course.slug).fingerprint, explanation_match.get_index(course.slug).fingerprint)
     if key not in _counts_cache:
         _counts_cache.clear()
@@ -60,8 +68,8 @@ def _vocabulary(course: Course) -> tuple[Counter, frozenset[str], Counter, Count
 
 def course_vocabulary(course: Course) -> tuple[Counter, frozenset[str]]:
     """How often the course's texts use each word (lower case), and its words as written."""
-    counts, words, *_ = _vocabulary(course)
-    return counts, words
+    vocabulary = _vocabulary(course)
+    return vocabulary.counts, vocabulary.words
 
 
 def course_terms(text: str, counts: Counter) -> list[str]:
@@ -133,12 +141,12 @@ def _plain_english(word: str) -> bool:
 
 def course_phrases(course: Course) -> Counter:
     """How often the course's texts write each pair of neighbouring words (see question_rewrite.fix_phrases)."""
-    return _vocabulary(course)[3]
+    return _vocabulary(course).pairs
 
 
 def course_stems(course: Course) -> Counter:
     """How often the course's texts use each term, after stemming (retrieval.tokenize)."""
-    return _vocabulary(course)[2]
+    return _vocabulary(course).stems
 
 
 def foreign_words(question: str, course: Course) -> list[str]:
@@ -153,7 +161,8 @@ def _rare_words(question: str, course: Course, *, course_uses: int, derivations:
     """The question's words that are rare in English, not everyday wording, not a misspelt course word
     (see misspelt_course_word for `derivations`), and used by the course's texts at most `course_uses` times
     (after stemming)."""
-    _, words, stems, _ = _vocabulary(course)
+    vocabulary = _vocabulary(course)
+    words, stems = vocabulary.words, vocabulary.stems
     frequency = english().word_frequency
     out = []
     for word in dict.fromkeys(m.group(0) for m in _names(question)):

@@ -29,7 +29,8 @@ after "novel" had been measured, is half "dev" and half "probe" (held out). eval
 the same way and day by another author after "probe" had been read, is half "dev" and half "untried" (held out).
 eval/unasked_questions.yaml, written the same way and day by another author after "untried" had been read, is
 half "dev" and half "unasked" (held out). eval/unheard_questions.yaml, written the same way by another author
-after "unasked" had been read, is half "dev" and half "unheard" (held out).
+after "unasked" had been read, is half "dev" and half "unheard" (held out). eval/untold_questions.yaml, written
+the same way by another author after "unheard" had been read, is half "dev" and half "untold" (held out).
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -50,7 +51,19 @@ from tutor.teacher.retrieval_bench import p95
 
 EVAL_DIR = Path(__file__).resolve().parent / "eval"
 # Each of these files is half "dev" and half a held-out split of its own name.
-HALF_DEV_FILES = ("closing", "final", "blind", "sealed", "unseen", "novel", "probe", "untried", "unasked", "unheard")
+HALF_DEV_FILES = (
+    "closing",
+    "final",
+    "blind",
+    "sealed",
+    "unseen",
+    "novel",
+    "probe",
+    "untried",
+    "unasked",
+    "unheard",
+    "untold",
+)
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", *HALF_DEV_FILES)
 )

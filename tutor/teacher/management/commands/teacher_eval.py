@@ -25,9 +25,9 @@ class Command(BaseCommand):
             default="test",
             help=(
                 "which split to run: the teacher is tuned on 'tune' and 'dev'; 'test', 'fresh', 'holdout', "
-                "'closing', 'final', 'blind', 'sealed', 'unseen', 'novel', 'probe', 'untried', 'unasked' and "
-                "'unheard' (each written before the teacher was asked them) are held out and only reported on; "
-                "'unheard' is the newest; 'all' runs every question"
+                "'closing', 'final', 'blind', 'sealed', 'unseen', 'novel', 'probe', 'untried', 'unasked', "
+                "'unheard' and 'untold' (each written before the teacher was asked them) are held out and only "
+                "reported on; 'untold' is the newest; 'all' runs every question"
             ),
         )
         parser.add_argument("--file", help="an evaluation set (YAML) of your own; default: the shipped ones")
