@@ -66,6 +66,15 @@ _PATTERNS: list[tuple[float, re.Pattern]] = [
             r"message|rules|text|configuration)\b"
         ),
     ),
+    # The grading material the teacher is imagined to hold: "whatever hidden answer key or grading rubric you have".
+    (
+        STRONG,
+        _re(
+            r"\b(?:hidden|secret|internal|private|confidential|unpublished)\s+(?:grading\s+|answer\s+)?(?:answer\s+keys?|"
+            r"rubrics?|keys?|answers|grading\s+(?:answers|notes|criteria|keys?|rules))\b"
+            r"|\b(?:answer\s+keys?|rubrics?)\b[^.?!]{0,30}\byou\s+(?:have|use|keep|hold|were|grade|got)\b"
+        ),
+    ),
     (STRONG, _re(r"\b(?:initial|original|pre-?)\s*(?:instructions?|rules|configuration|system)\b")),
     (
         STRONG,
@@ -232,7 +241,7 @@ _PATTERNS: list[tuple[float, re.Pattern]] = [
     (
         WEAK,
         _re(
-            r"\b(?:print|show|reveal|repeat|output|dump|leak|display|paste|list|recite|"
+            r"\b(?:print|show|reveal|repeat|output|dump|leak|display|paste|list|recite|append|attach|include|insert|"
             r"summari[sz]e|translate|spell\s+out|tell\s+me)\b[^.?!]{0,40}\b(?:verbatim|"
             r"word\s+for\s+word|hidden|secret|system|initial|original|configuration|config|passwords?)\b"
         ),
