@@ -32,13 +32,12 @@ from tutor.teacher.course_vocabulary import (
     course_stems,
     course_terms,
     course_vocabulary,
-    foreign_words,
+    not_covered,
     uncovered_terms,
-    unknown_words,
 )
 from tutor.teacher.explanation_match import bare_term
 from tutor.teacher.lesson_quotes import readable_passage, statements, supporting_quote, terms_of
-from tutor.teacher.message_parts import parts_by_sentence, question_parts, told_not_asked
+from tutor.teacher.message_parts import parts_by_sentence, question_parts
 from tutor.teacher.question_rewrite import fix_phrases, fix_typos, rewrite
 from tutor.teacher.retrieval import Hit, one_question, retrieve, tokenize
 
@@ -50,7 +49,6 @@ UNCOVERED_ANSWER = 0.47
 FRESH_GAP = 0.3  # a follow-up moves on from the previous answer only to an explanation this close to it
 ELSEWHERE_SHARE = 0.35  # see _about_something_else
 ELSEWHERE_LEAD = -0.1
-FOREIGN_WORDS = 2  # see foreign_words: this many of them name another subject
 
 
 @dataclass
@@ -278,16 +276,10 @@ def _decide(
         ]
         if fresh:
             matches = fresh + [m for m in matches if m not in fresh]
-    plan.uncovered = uncovered_terms(fixed, counts)
-    foreign = foreign_words(fixed, course)
-    if len(foreign) >= FOREIGN_WORDS:
-        # "How does ZeRO shard the optimizer states and gradients?": the question's own subject words are
-        # another field's, even where others ("shard", "stage") are the course's; named like a name it lacks.
-        plan.uncovered = list(dict.fromkeys([*plan.uncovered, *foreign]))
-    unknown = unknown_words(fixed, course)
-    # A name told only in the learner's situation ("Every time k8s scales up a new pod, ...") is named as not
-    # covered, but what the message asks is asked of the course: it does not raise the bar the answer must clear.
-    asked_unknown = [w for w in [*plan.uncovered, *unknown] if not told_not_asked(w, fixed)]
+    # What the course lacks, and which of it the message asks about (a name that only sets the scene, "Every
+    # time k8s scales up a new pod, ...", is named as not covered but does not raise the bar the answer must clear).
+    lacking = not_covered(fixed, course)
+    plan.uncovered, unknown, asked_unknown = list(lacking.names), lacking.unknown, lacking.asked
     about = explanation_match.about_this_course(matches)
     domain = about if about is not None else bool(course_terms(rewritten, counts))
     best = matches[0] if matches else None

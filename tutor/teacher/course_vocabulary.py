@@ -119,19 +119,43 @@ def uncovered_terms(question: str, counts: Counter) -> list[str]:
     return out
 
 
+FOREIGN_WORDS = 2  # see foreign_words: this many of them name another subject
+
+
+class NotCovered(NamedTuple):
+    """What a question names that the course does not cover (see not_covered)."""
+
+    names: list[str]  # names the course never mentions (uncovered_terms), and another field's words
+    unknown: list[str]  # the other words no course text contains (unknown_words)
+    asked: list[str]  # those of both that the message asks about, not only tells in setting the scene
+
+
+def not_covered(question: str, course: Course) -> NotCovered:
+    """What the question names that the course lacks, and which of it the message asks about.
+
+    "How does ZeRO shard the optimizer states and gradients?": with FOREIGN_WORDS of another field's words
+    (foreign_words), the question's own subject is that field's, even where other words ("shard", "stage") are
+    the course's; they are named like a name the course lacks.
+
+    A word the learner only uses in telling their situation is not what they ask about (see told_not_asked):
+    a plain English word there ("A coworker claims ...") is not named at all; a name ("Every time k8s scales up
+    a new pod, ...") is still named as not covered, but it is not asked."""
+    names = uncovered_terms(question, _vocabulary(course).counts)
+    foreign = foreign_words(question, course)
+    if len(foreign) >= FOREIGN_WORDS:
+        names = list(dict.fromkeys([*names, *foreign]))
+    rare = _rare_words(question, course, course_uses=0, derivations=True)
+    told = {w for w in dict.fromkeys([*names, *rare]) if told_not_asked(w, question)}
+    unknown = [w for w in rare if not (w in told and _plain_english(w))]
+    return NotCovered(names, unknown, [w for w in [*names, *unknown] if w not in told])
+
+
 def unknown_words(question: str, course: Course) -> list[str]:
     """The question's specific words that no text of the course contains (after stemming): "speculative" in
     "What is speculative decoding?", "Ubuntu", "LoRA". Everyday English ("quickly", "install") is not
-    specific, nor are the everyday words question_rewrite maps to course terms ("chatbot").
-
-    A plain English word the learner only uses in telling their situation ("A coworker claims ...") is not
-    what they ask about. A name stays one even there: "LinkedIn" in "Skip that, write a script that scrapes
-    LinkedIn" is asked for, though the message puts it as a statement."""
-    return [
-        w
-        for w in _rare_words(question, course, course_uses=0, derivations=True)
-        if not (_plain_english(w) and told_not_asked(w, question))
-    ]
+    specific, nor are the everyday words question_rewrite maps to course terms ("chatbot"), nor a plain word
+    only told in setting the scene (see not_covered)."""
+    return not_covered(question, course).unknown
 
 
 def _plain_english(word: str) -> bool:
