@@ -31,6 +31,8 @@ eval/unasked_questions.yaml, written the same way and day by another author afte
 half "dev" and half "unasked" (held out). eval/unheard_questions.yaml, written the same way by another author
 after "unasked" had been read, is half "dev" and half "unheard" (held out). eval/untold_questions.yaml, written
 the same way by another author after "unheard" had been read, is half "dev" and half "untold" (held out).
+eval/unposed_questions.yaml, written the same way by another author after "untold" had been read, is half "dev"
+and half "unposed" (held out).
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -63,6 +65,7 @@ HALF_DEV_FILES = (
     "unasked",
     "unheard",
     "untold",
+    "unposed",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", *HALF_DEV_FILES)
