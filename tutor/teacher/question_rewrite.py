@@ -206,6 +206,10 @@ EVERYDAY = {
     "grouped query attention": "gqa",
 }
 _EVERYDAY = sorted(EVERYDAY.items(), key=lambda kv: -len(kv[0]))
+# "In one go" means fusion when it is steps that are done in one go, not when it is the text: "the whole prompt in
+# one go" is prefill, "the reply all at once" is decode. Their terms are left out when the message names the text.
+_ABOUT_THE_TEXT = re.compile(r"\b(?:prompts?|repl(?:y|ies)|answers?|responses?|documents?|outputs?|texts?)\b")
+_ONLY_FOR_STEPS = frozenset({"in one go", "all at once"})
 EVERYDAY_WORDS = frozenset(word for phrase in EVERYDAY for word in phrase.split())
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
 
@@ -348,7 +352,12 @@ def fix_phrases(question: str, words: frozenset[str], pairs: Counter) -> str:
 
 def add_course_terms(question: str) -> str:
     lower = question.lower()
-    extra = [terms for phrase, terms in _EVERYDAY if re.search(rf"\b{re.escape(phrase)}\b", lower)]
+    about_the_text = bool(_ABOUT_THE_TEXT.search(lower))
+    extra = [
+        terms
+        for phrase, terms in _EVERYDAY
+        if re.search(rf"\b{re.escape(phrase)}\b", lower) and not (about_the_text and phrase in _ONLY_FOR_STEPS)
+    ]
     return f"{question} {' '.join(extra)}" if extra else question
 
 

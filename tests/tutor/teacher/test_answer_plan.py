@@ -209,6 +209,16 @@ def test_two_words_the_course_writes_as_one_name_are_matched_as_that_name(course
     assert "CUDA graph" in rewrite("what is a CUDA graph?", words)  # the course writes it apart more often
 
 
+def test_in_one_go_means_fusion_for_steps_not_for_the_text():
+    from tutor.teacher.question_rewrite import add_course_terms
+
+    assert "fusion" in add_course_terms("Why is it faster to do several small steps in one go?")
+    assert "fusion" in add_course_terms("Why is it quicker to do several calculations all at once?")
+    # The prompt read in one go is prefill, the reply all at once is decode: neither is fusion.
+    assert "fusion" not in add_course_terms("Why not just do the whole prompt in one go?")
+    assert "fusion" not in add_course_terms("Why does the reply not show up all at once?")
+
+
 def test_what_does_x_mean_asks_for_the_definition_of_x():
     from tutor.teacher.explanation_match import bare_term, is_definition_question
 
