@@ -168,7 +168,8 @@ def plan_answer(question: str, **kwargs) -> Plan:
             if in_context.kind == "explanation":
                 plan = in_context
         if plan.kind == "explanation":
-            plan.uncovered = list(dict.fromkeys([*plan.uncovered, *forms_not_given(question)]))
+            given = plan.explanation.answer if plan.explanation is not None else ""
+            plan.uncovered = list(dict.fromkeys([*plan.uncovered, *forms_not_given(question, given)]))
         return plan.cite()
 
 
@@ -193,10 +194,25 @@ _NOT_GIVEN = [
 ]
 
 
-def forms_not_given(question: str) -> list[str]:
+# "show me code for fixing it", "pseudocode is fine": a request for code. Most explanations answer in prose,
+# so one without any code does not give what was asked, and says so.
+_ASKS_FOR_CODE = re.compile(
+    r"\b(?:show|give|write)\s+(?:me\s+|us\s+)?(?:some\s+|the\s+|an?\s+)?(?:(?:example|sample|actual)\s+)?"
+    r"(?:code|snippet|pseudo-?code)\b|\b(?:code|snippet)\s+(?:for|example)\b|\bpseudo-?code\b|\bin\s+code\b",
+    re.IGNORECASE,
+)
+# Code in an answer: a fenced block, or an inline span that reads as code (a call, an index, an assignment).
+_HAS_CODE = re.compile(r"```|`[^`\n]*[(\[=][^`\n]*`")
+
+
+def forms_not_given(question: str, answer: str = "") -> list[str]:
     """The kinds of answer a question asks for that the course's explanations do not give ("walk me through
-    writing its backward kernel line by line"): named as not covered beside the answer to the subject."""
-    return [label for pattern, label in _NOT_GIVEN if pattern.search(question)]
+    writing its backward kernel line by line"), or that `answer` does not ("show me code for it" answered
+    in prose): named as not covered beside the answer to the subject."""
+    labels = [label for pattern, label in _NOT_GIVEN if pattern.search(question)]
+    if _ASKS_FOR_CODE.search(question) and not _HAS_CODE.search(answer) and "complete code" not in labels:
+        labels.append("code for this")
+    return labels
 
 
 def _decide(

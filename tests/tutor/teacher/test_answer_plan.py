@@ -427,6 +427,19 @@ def test_a_request_for_code_or_a_derivation_the_course_does_not_give_is_named_be
     assert plan_answer("How do I write a fused kernel in Triton?", course=course).uncovered == []
 
 
+def test_a_request_for_code_answered_in_prose_says_the_code_is_not_given():
+    from tutor.teacher.answer_plan import forms_not_given
+
+    prose = "Pad each row by one word, or swizzle the column index with an XOR."
+    code = "Repeat `v += __shfl_down_sync(0xffffffff, v, offset)` with offsets 16, 8, 4, 2, 1."
+    assert forms_not_given("show me code for fixing it", prose) == ["code for this"]
+    assert forms_not_given("show me an example, pseudocode is fine", prose) == ["code for this"]
+    assert forms_not_given("show me code for it", code) == []
+    # Code that sets the scene is not a request for code; a request for a whole program is named once.
+    assert forms_not_given("Nobody touched the code, yet the server gets slower every day. Why?", prose) == []
+    assert forms_not_given("Give me the complete code for a fused softmax kernel.", prose) == ["complete code"]
+
+
 def test_check_yourself_keeps_a_names_capitals_and_lowers_an_ordinary_word():
     from types import SimpleNamespace
 
