@@ -211,7 +211,7 @@ is are was were be been being am do does did doing done has have had having
 i me my we our you your it its this that these those there here they them their
 what which who whom whose when where why how
 can could should would will shall may might must
-not no yes just also about any some all each very really actually
+not no yes just also about any some all each very really actually though anyway
 get gets got make makes made use uses used using
 one's s t
 """.split()

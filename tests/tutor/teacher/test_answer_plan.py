@@ -255,6 +255,14 @@ def test_a_bare_follow_up_does_not_move_to_an_explanation_far_behind_the_previou
     assert plan.answerable and "tiling" not in plan.explanation.question.lower()
 
 
+@pytest.mark.parametrize("follow_up", ["what's the catch though?", "ok, any downside anyway?"])
+def test_a_hedge_word_does_not_make_a_bare_follow_up_a_question_of_its_own(course, follow_up):
+    """ "though" and "anyway" say nothing about the subject: "what's the catch though?" after a paged-KV-cache
+    answer asks about the paged KV cache, like "what's the catch?", and is not declined as off-topic."""
+    _, plan = ask_after("What's a paged KV cache?", follow_up, course)
+    assert plan.kind == "explanation" and plan.citations()[0]["section"] == "paged-kv"
+
+
 def test_a_lesson_quote_is_about_the_question_not_a_sentence_that_shares_a_word_with_it(course):
     """A quote must be nearly as close in meaning to the question as the explanation is: "different" and
     "go" are in a sentence on shared-memory banks, which says nothing about branches in different warps."""
