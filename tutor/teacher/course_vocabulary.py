@@ -31,6 +31,9 @@ _SHAPE = re.compile(r"^[A-Za-z](?:x[A-Za-z])+$")  # "NxN", "MxK": a shape, as th
 MISSPELT_CUTOFF = 0.75  # see misspelt_course_word
 RARE_IN_ENGLISH = 1000  # occurrences in pyspellchecker's English frequency list (1.6 billion words)
 COMMON_PART = 10 * RARE_IN_ENGLISH  # each half of a compound read as everyday English ("work" + "station")
+# A word this common in English, put in quotes, is a manner of speaking ("how does it 'remember' what I said?"),
+# not the name of a subject: only a rarer one is named ("I keep reading about 'induction heads'").
+SCARE_QUOTED = 20 * RARE_IN_ENGLISH
 
 
 class _Vocabulary(NamedTuple):
@@ -111,7 +114,8 @@ def uncovered_terms(question: str, counts: Counter) -> list[str]:
         if word.isupper() or any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:]):
             out.append(word)
         elif any(m.start() in span for span in quoted):
-            out.append(word)  # "I keep reading about 'induction heads'": a term the learner quotes is named
+            if english().word_frequency[word.lower()] < SCARE_QUOTED:
+                out.append(word)  # "I keep reading about 'induction heads'": a term the learner quotes is named
         elif word[0].isupper():
             before = question[: m.start()].rstrip(" \t\"'(*`")
             if before and before[-1] not in ".!?:;\n":  # not the first word of a sentence

@@ -146,6 +146,9 @@ def test_a_question_naming_what_the_course_lacks_gets_no_namesake_answer(course)
     assert plan.kind == "not_covered" and {"Linux", "CFS"} <= set(plan.uncovered)
     quoted = plan_answer("What do attention heads learn? I keep reading about 'induction heads'.", course=course)
     assert not quoted.answerable and "induction" in quoted.uncovered
+    # Quotes around an everyday word are a manner of speaking, not a name: the question is answered.
+    scare = plan_answer("When I chat with an AI, how does it 'remember' what I said earlier?", course=course)
+    assert scare.kind == "explanation" and scare.uncovered == []
     partial = plan_answer("What's the roofline ridge point of an H100, and what is it for AMD's MI300X?", course=course)
     assert partial.kind == "explanation" and "MI300X" in partial.uncovered
 
