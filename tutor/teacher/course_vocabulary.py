@@ -16,7 +16,14 @@ from typing import NamedTuple
 from quizzes.models import Course
 from tutor.teacher import explanation_match
 from tutor.teacher.message_parts import quoted_spans, told_not_asked
-from tutor.teacher.question_rewrite import EVERYDAY, EVERYDAY_WORDS, course_pairs, course_words, english
+from tutor.teacher.question_rewrite import (
+    EVERYDAY,
+    EVERYDAY_WORDS,
+    NEWER_EVERYDAY_WORDS,
+    course_pairs,
+    course_words,
+    english,
+)
 from tutor.teacher.retrieval import get_index, tokenize
 
 # A word is one of the course's own terms when the course uses it at least this many times more
@@ -28,6 +35,8 @@ _TERM = re.compile(r"[A-Za-z][A-Za-z0-9.\-]*[A-Za-z0-9]|[A-Za-z]")  # "cp.async"
 # "MI300X", "flash-attn"; not "x64" of "128x64", nor "ve" of "I've" (but "induction" of "'induction heads'")
 _NAME = re.compile(r"(?<![0-9A-Za-z])(?<![A-Za-z0-9]['’])[A-Za-z][A-Za-z0-9\-]*[A-Za-z0-9]")
 _SHAPE = re.compile(r"^[A-Za-z](?:x[A-Za-z])+$")  # "NxN", "MxK": a shape, as the course writes "N×N"
+_SI_PREFIXES = "kKMGTPE"  # kilo to exa, as in "PFLOP" beside the course's "FLOP"
+_STRETCHED = re.compile(r"(.)\1{2,}")  # "foreverrr", "sooo": a letter held for emphasis
 MISSPELT_CUTOFF = 0.75  # see misspelt_course_word
 RARE_IN_ENGLISH = 1000  # occurrences in pyspellchecker's English frequency list (1.6 billion words)
 COMMON_PART = 10 * RARE_IN_ENGLISH  # each half of a compound read as everyday English ("work" + "station")
@@ -107,6 +116,10 @@ def uncovered_terms(question: str, counts: Counter) -> list[str]:
         word = m.group(0)
         if counts.get(word.lower()) or word in out or _SHAPE.match(word) or word.lower() in EVERYDAY:
             continue  # "ChatGPT" is everyday wording for a chatbot, not a subject the course lacks
+        if word.lower() in NEWER_EVERYDAY_WORDS:
+            continue  # "OK", "ML": chat shorthand in capitals
+        if counts.get(_unit_with_prefix(word)):
+            continue  # "PFLOP": a unit the course uses, with another prefix
         if word[-1] in "sS" and counts.get(word[:-1].lower()):
             continue  # "H200s", "GPUs": the plural of a name the course uses
         if "-" in word and counts.get(word.split("-")[0].lower()):
@@ -200,8 +213,8 @@ def _rare_words(question: str, course: Course, *, course_uses: int, derivations:
             continue
         if "-" in word and all(frequency[part] >= RARE_IN_ENGLISH for part in lower.split("-") if part):
             continue  # "in-house", "hand-rolled": a compound of everyday words
-        if derivations and any(stems[t] > course_uses for base in _bases(lower) for t in tokenize(base)):
-            continue  # "microbenchmark": one of the course's words with a prefix or an ending
+        if derivations and any(stems[t] > course_uses for base in _bases(word) for t in tokenize(base)):
+            continue  # "microbenchmark", "PFLOP": one of the course's words with a prefix or an ending
         if misspelt_course_word(lower, words, derivations=derivations):
             continue
         if frequency[lower] < RARE_IN_ENGLISH and not everyday_english(word):
@@ -221,10 +234,19 @@ def misspelt_course_word(word: str, words: frozenset[str], *, derivations: bool 
     )
 
 
+def _unit_with_prefix(word: str) -> str:
+    """ "PFLOP" -> "flop": a unit in capitals after an SI prefix's letter, as "petaflop" is "flop" after "peta";
+    "" for any other word."""
+    return word[1:].lower() if len(word) >= 4 and word[0] in _SI_PREFIXES and word[1:].isupper() else ""
+
+
 def _bases(word: str) -> list[str]:
     """The forms an English inflection or prefix may come from: "replies" -> "reply", "stalls" -> "stall",
-    "leaner" -> "lean", "underused" -> "used", "microbenchmark" -> "benchmark", "petaflop" -> "flop"."""
-    out = []
+    "leaner" -> "lean", "zipping" -> "zip", "underused" -> "used", "microbenchmark" -> "benchmark", "petaflop" and
+    "PFLOP" -> "flop"."""
+    unit = _unit_with_prefix(word)
+    out = [unit] if unit else []
+    word = word.lower()
     for suffix, replacement in (
         ("ies", "y"),
         ("es", ""),
@@ -242,6 +264,9 @@ def _bases(word: str) -> list[str]:
     ):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             out.append(word[: -len(suffix)] + replacement)
+            stem = word[: -len(suffix)]
+            if not replacement and len(stem) >= 4 and stem[-1] == stem[-2]:
+                out.append(stem[:-1])  # "zipping" -> "zip", "bigger" -> "big"
     for prefix in (
         "under",
         "over",
@@ -273,6 +298,11 @@ def everyday_english(word: str) -> bool:
     lower = word.lower()
     frequency = english().word_frequency
     if any(frequency[base] >= RARE_IN_ENGLISH for base in _bases(lower)):
+        return True
+    # "foreverrr" (a letter held for emphasis), "calcualte" (two neighbouring letters swapped): common words.
+    unstretched = {_STRETCHED.sub(r"\1", lower), _STRETCHED.sub(r"\1\1", lower)} - {lower}
+    swapped = {lower[:i] + lower[i + 1] + lower[i] + lower[i + 2 :] for i in range(len(lower) - 1)} - {lower}
+    if word.islower() and len(lower) >= 5 and any(frequency[w] >= RARE_IN_ENGLISH for w in unstretched | swapped):
         return True
     if (
         word.islower()

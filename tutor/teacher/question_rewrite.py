@@ -217,6 +217,7 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
 # without them "app" or "hw" would be taken for a subject the course does not cover.
 NEWER_EVERYDAY_WORDS = [
     *("app", "apps", "smartphone", "smartphones", "wifi", "hw", "sw", "pls", "thx", "btw", "idk"),
+    *("plz", "btwn", "meh", "ok", "dev", "devs", "mem", "ml", "gotcha", "gotchas"),
     *("pseudocode", "snippet", "snippets"),  # the form of an answer, not a subject
 ]
 

@@ -134,8 +134,17 @@ def test_everyday_words_typos_and_sizes_are_not_named_as_subjects_the_course_lac
         "why does tensor paralel need an all-reduce?",  # a misspelling of the course's "parallelism"
         "without storing the NxN score matrix",  # a shape
         "Our assistant gets sluggish after lunch",  # how a service feels: as rare in English as "speculative"
+        "whats the diff btwn prefill and decode plz",  # chat shorthand
+        "it takes foreverrr to start",  # a letter held for emphasis
+        "how do I calcualte the intensity?",  # two letters swapped in a common word
+        "shrink a model, kind of like zipping a file",  # an inflection that doubles the last letter
+        "The H100 does roughly 2 PFLOP/s of bf16",  # a unit the course uses, with another prefix
     ):
         assert unknown_words(everyday, course) == [], everyday
+    # Shorthand in capitals and a prefixed unit are not names either; a product the course never mentions is.
+    assert uncovered_terms("Is it OK to call .item() there? Our ML team asks", counts) == []
+    assert uncovered_terms("The H100 does roughly 2 PFLOP/s of bf16", counts) == []
+    assert uncovered_terms("Our pods run on Kubernetes", counts) == ["Kubernetes"]
 
 
 def test_a_question_naming_what_the_course_lacks_gets_no_namesake_answer(course):
