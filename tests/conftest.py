@@ -361,11 +361,13 @@ def llm_server():
 
 
 def browser_login(page, live_server, next_path: str, username: str = "ada", password: str = "pw-ada-123456") -> None:
-    """Log in through the real login form, landing on `next_path`."""
+    """Log in through the real login form, landing on `next_path` once it has loaded: its module scripts have run
+    and hooked up its forms, so a click right after this is handled by them, not by the browser's plain submit."""
     page.goto(f"{live_server.url}/accounts/login/?next={next_path}")
     page.fill("#id_username", username)
     page.fill("#id_password", password)
-    page.press("#id_password", "Enter")
+    with page.expect_navigation(wait_until="load"):
+        page.press("#id_password", "Enter")
 
 
 def run_python_ok(code: str, *, drop_env: tuple[str, ...] = ()) -> None:
