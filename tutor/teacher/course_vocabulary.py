@@ -262,9 +262,9 @@ def _bases(word: str) -> list[str]:
         ("ier", "y"),
         ("iest", "y"),
     ):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            out.append(word[: -len(suffix)] + replacement)
-            stem = word[: -len(suffix)]
+        stem = word[: -len(suffix)]
+        if word.endswith(suffix) and len(stem) >= 3:
+            out.append(stem + replacement)
             if not replacement and len(stem) >= 4 and stem[-1] == stem[-2]:
                 out.append(stem[:-1])  # "zipping" -> "zip", "bigger" -> "big"
     for prefix in (
@@ -300,10 +300,11 @@ def everyday_english(word: str) -> bool:
     if any(frequency[base] >= RARE_IN_ENGLISH for base in _bases(lower)):
         return True
     # "foreverrr" (a letter held for emphasis), "calcualte" (two neighbouring letters swapped): common words.
-    unstretched = {_STRETCHED.sub(r"\1", lower), _STRETCHED.sub(r"\1\1", lower)} - {lower}
-    swapped = {lower[:i] + lower[i + 1] + lower[i] + lower[i + 2 :] for i in range(len(lower) - 1)} - {lower}
-    if word.islower() and len(lower) >= 5 and any(frequency[w] >= RARE_IN_ENGLISH for w in unstretched | swapped):
-        return True
+    if word.islower() and len(lower) >= 5:
+        unstretched = {_STRETCHED.sub(r"\1", lower), _STRETCHED.sub(r"\1\1", lower)}
+        swapped = {lower[:i] + lower[i + 1] + lower[i] + lower[i + 2 :] for i in range(len(lower) - 1)}
+        if any(frequency[w] >= RARE_IN_ENGLISH for w in (unstretched | swapped) - {lower}):
+            return True
     if (
         word.islower()
         and frequency[lower] > 0

@@ -206,10 +206,6 @@ EVERYDAY = {
     "grouped query attention": "gqa",
 }
 _EVERYDAY = sorted(EVERYDAY.items(), key=lambda kv: -len(kv[0]))
-# "In one go" means fusion when it is steps that are done in one go, not when it is the text: "the whole prompt in
-# one go" is prefill, "the reply all at once" is decode. Their terms are left out when the message names the text.
-_ABOUT_THE_TEXT = re.compile(r"\b(?:prompts?|repl(?:y|ies)|answers?|responses?|documents?|outputs?|texts?)\b")
-_ONLY_FOR_STEPS = frozenset({"in one go", "all at once"})
 EVERYDAY_WORDS = frozenset(word for phrase in EVERYDAY for word in phrase.split())
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
 
@@ -349,6 +345,12 @@ def fix_phrases(question: str, words: frozenset[str], pairs: Counter) -> str:
         m = found[at]
         out = out[: m.start()] + fixes[at] + out[m.end() :]
     return out
+
+
+# "In one go" means fusion when it is steps that are done in one go, not when it is the text: "the whole prompt in
+# one go" is prefill, "the reply all at once" is decode. Their terms are left out when the message names the text.
+_ABOUT_THE_TEXT = re.compile(r"\b(?:prompts?|repl(?:y|ies)|answers?|responses?|documents?|outputs?|texts?)\b")
+_ONLY_FOR_STEPS = frozenset({"in one go", "all at once"})
 
 
 def add_course_terms(question: str) -> str:
