@@ -32,7 +32,9 @@ half "dev" and half "unasked" (held out). eval/unheard_questions.yaml, written t
 after "unasked" had been read, is half "dev" and half "unheard" (held out). eval/untold_questions.yaml, written
 the same way by another author after "unheard" had been read, is half "dev" and half "untold" (held out).
 eval/unposed_questions.yaml, written the same way by another author after "untold" had been read, is half "dev"
-and half "unposed" (held out).
+and half "unposed" (held out). eval/unprompted_questions.yaml, written the same way by another author after
+"unposed" had been read, with comparisons of two or three things and follow-ups that turn off-topic, is half
+"dev" and half "unprompted" (held out).
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -66,6 +68,7 @@ HALF_DEV_FILES = (
     "unheard",
     "untold",
     "unposed",
+    "unprompted",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", *HALF_DEV_FILES)
