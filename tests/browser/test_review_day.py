@@ -79,6 +79,9 @@ def test_a_days_review_by_keyboard_then_stats(live_server, page, shipped_course,
     wait_card(page, recall.slug)
     page.keyboard.press("Space")
     page.wait_for_selector("#ratings:not([hidden])")
+    # Revealed without an answer: no verdict, so neither the prediction's green nor its suggested rating.
+    assert page.locator("#ratings button.suggested").count() == 0
+    assert page.get_attribute("#grade", "class") == "grade"
     page.keyboard.press("4")
 
     # The glossary card comes back reversed: definition first, the term is the answer.

@@ -75,6 +75,8 @@ function render(queue) {
   $("card-front").hidden = false;
   $("card-back").hidden = true;
   $("grade").hidden = true;
+  $("grade").className = "grade";  // no verdict yet: the last card's green or red must not show on this one
+  document.querySelectorAll("#ratings button").forEach((b) => b.classList.remove("suggested"));
   $("ratings").hidden = true;
   $("reveal-row").hidden = false;
   if (!item) {
@@ -124,18 +126,19 @@ async function reveal() {
     const grade = $("grade");
     grade.hidden = false;
     grade.textContent = `Your answer: ${answer}`;
+    const shown = item;
     try {
       let result = await api(urls.gradeUrl, { method: "POST", body: { card: item.card, answer } });
+      if (item !== shown) return;  // rated already: the verdict belongs to a card no longer on screen
       if (result.status === "queued") {
         // Graded by the teacher on a worker: poll until the verdict arrives.
         grade.textContent = `Your answer: ${answer} — the teacher is grading it…`;
-        const shownCard = item.card;
         let job = result;
         for (let i = 0; i < 240 && job.status === "queued"; i += 1) {
           await new Promise((r) => setTimeout(r, 500));
           job = await api(job.url);
         }
-        if (!item || item.card !== shownCard) return;  // the learner moved on
+        if (item !== shown) return;  // the learner moved on
         result = job.result || { graded: false };
         if (job.status === "queued") result = { graded: false, detail: "No grade yet: is a worker running?" };
       }
@@ -148,6 +151,7 @@ async function reveal() {
           b.classList.toggle("suggested", Number(b.dataset.rating) === result.suggested_rating));
       }
     } catch (err) {
+      if (item !== shown) return;
       grade.textContent = `Your answer: ${answer} — ${err.message}`;
       grade.className = "grade wrong";
       if (err instanceof ApiError && err.status === 400) {
