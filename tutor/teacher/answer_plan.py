@@ -71,6 +71,7 @@ class Plan:
     lab: str | None = None
     cited: list[dict] = field(default_factory=list)
     continues: frozenset[str] = frozenset()  # the sections the conversation's previous answer rested on
+    no_subject: bool = False  # declined after a question for naming nothing of the course, not for another subject
 
     @property
     def answerable(self) -> bool:
@@ -157,13 +158,14 @@ def plan_answer(question: str, **kwargs) -> Plan:
     with one_question():
         plan = _decide(question, **kwargs)
         if (
-            plan.kind in ("passage", "not_covered")
-            and not plan.uncovered
+            (plan.kind in ("passage", "not_covered") and not plan.uncovered or plan.no_subject)
             and _previous_question(kwargs.get("history", []))
         ):
             # "what goes wrong if shapes change?" after a CUDA-graph question: a message the course does not
             # answer on its own may still be about the last one's subject, though it does not read like a
-            # follow-up; asked in that context, it is answered when that finds an explanation.
+            # follow-up; asked in that context, it is answered when that finds an explanation. So is one that
+            # names no subject at all ("how would I check that myself?"), unless its words are another
+            # subject's ("who won the world cup?"): alone it would be declined.
             in_context = _decide(question, **kwargs, as_follow_up=True)
             if in_context.kind == "explanation":
                 plan = in_context
@@ -343,8 +345,8 @@ def _decide(
         plan.kind, plan.other_course = "other_course", other
         return plan
     if not domain:
-        plan.kind = "declined"
-        plan.near = []
+        plan.kind, plan.near = "declined", []
+        plan.no_subject = bool(previous) and not _about_something_else(question, course, about)
     return plan
 
 
