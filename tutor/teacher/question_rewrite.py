@@ -141,6 +141,17 @@ EVERYDAY = {
     "copying data": "memory bandwidth bytes",
     "how fast memory": "memory bandwidth",
     "math": "compute flops",
+    # Tensor cores, as a newcomer hears of them: special or dedicated circuits, units or hardware.
+    "special circuits": "tensor cores",
+    "specialized circuits": "tensor cores",
+    "dedicated circuits": "tensor cores",
+    "special circuitry": "tensor cores",
+    "special units": "tensor cores",
+    "dedicated units": "tensor cores",
+    "special hardware": "tensor cores",
+    "dedicated hardware": "tensor cores",
+    "ai cores": "tensor cores",
+    "matrix units": "tensor cores",
     "number crunching": "compute flops",
     "replay": "cuda graph",
     # How a service feels to its users: speed words rarer in English than the subjects the course lacks.
@@ -353,6 +364,29 @@ _ABOUT_THE_TEXT = re.compile(r"\b(?:prompts?|repl(?:y|ies)|answers?|responses?|d
 _ONLY_FOR_STEPS = frozenset({"in one go", "all at once"})
 
 
+# A matrix or vector size as a learner writes it: "K=8190", "8192x8190", "the inner dim is 8190", "a vocab of
+# 50,257"; and two sizes side by side, "from 8192 to 8190".
+_SIZE = re.compile(
+    r"\b[kmn]\s*=\s*(\d[\d,]*)"
+    r"|\b(\d[\d,]*)\s*[x×]\s*(\d[\d,]*)(?:\s*[x×]\s*(\d[\d,]*))?"
+    r"|\b(?:dims?|dimensions?|hidden|vocab\w*|shapes?|sizes?|widths?)\b\D{0,20}?(\d[\d,]*)",
+    re.IGNORECASE,
+)
+_TWO_SIZES = re.compile(r"\b(\d[\d,]*)\s+(?:to|instead\s+of|vs\.?|versus|and)\s+(\d[\d,]*)\b", re.IGNORECASE)
+UNALIGNED = "not a multiple of 8 alignment"
+
+
+def _names_an_unaligned_size(question: str) -> bool:
+    """Whether the message gives a matrix size that is not a multiple of 8 ("K=8190", "a vocab of 50,257"): the
+    tensor cores' alignment rule is then what it is about, whatever else it describes."""
+    sizes = [int(g.replace(",", "")) for m in _SIZE.finditer(question) for g in m.groups() if g]
+    for m in _TWO_SIZES.finditer(question):
+        a, b = (int(g.replace(",", "")) for g in m.groups())
+        if (a % 64 == 0 or b % 64 == 0) and abs(a - b) <= max(a, b) // 50:
+            sizes += [a, b]  # "8192 to 8190": one aligned, the other a hair away from it
+    return any(n >= 64 and n % 8 for n in sizes)
+
+
 def add_course_terms(question: str) -> str:
     lower = question.lower()
     about_the_text = bool(_ABOUT_THE_TEXT.search(lower))
@@ -361,6 +395,8 @@ def add_course_terms(question: str) -> str:
         for phrase, terms in _EVERYDAY
         if re.search(rf"\b{re.escape(phrase)}\b", lower) and not (about_the_text and phrase in _ONLY_FOR_STEPS)
     ]
+    if _names_an_unaligned_size(question):
+        extra.append(UNALIGNED)
     return f"{question} {' '.join(extra)}" if extra else question
 
 

@@ -231,6 +231,24 @@ def test_in_one_go_means_fusion_for_steps_not_for_the_text():
     assert "fusion" not in add_course_terms("Why does the reply not show up all at once?")
 
 
+@pytest.mark.parametrize(
+    ("question", "unaligned"),
+    [
+        ("my bf16 matmul with K=4094 is far slower than with K=4096, why?", True),
+        ("a 4096x4100 GEMM crawls compared with 4096x4096", True),
+        ("we cut the hidden size from 8192 to 8188 and lost half the speed", True),
+        ("our vocab of 50,257 tokens: does its size matter?", True),
+        ("the spec sheet says about 990 TFLOP/s but I get 400", False),  # a rate, not a size
+        ("the batch went from 16 to 5 requests", False),  # not a size that differs by a hair from an aligned one
+        ("hidden size 4096, 32 heads", False),
+    ],
+)
+def test_a_matrix_size_that_is_not_a_multiple_of_8_brings_in_the_alignment_rule(question, unaligned):
+    from tutor.teacher.question_rewrite import UNALIGNED, add_course_terms
+
+    assert (UNALIGNED in add_course_terms(question)) is unaligned
+
+
 def test_what_does_x_mean_asks_for_the_definition_of_x():
     from tutor.teacher.explanation_match import bare_term, is_definition_question
 
@@ -739,3 +757,29 @@ def test_the_catch_is_read_as_the_cost_and_oom_as_out_of_memory(course):
     plan = plan_answer("Why does my naive attention OOM at long sequence lengths?", course=course)
     assert plan.kind == "explanation" and plan.uncovered == []
     assert plan.citations()[0]["section"] == "flashattention"
+
+
+def test_a_message_naming_no_subject_is_read_with_the_previous_question_but_another_subject_is_not(course):
+    """ "how would I check that myself, and what's the one-line fix?" names nothing of the course, so alone it is
+    declined; after a question on a slow FP32 matmul it asks about that, and the TF32 explanation answers it.
+    A message in another subject's words ("who won the 2018 football world cup?") stays declined, whatever
+    came before it."""
+    follow_up = "how would I check that myself, and what's the one-line fix?"
+    assert plan_answer(follow_up, course=course).kind == "declined"
+    _, plan = ask_after("Why is my float32 matmul so much slower than bf16 on the H100?", follow_up, course)
+    assert plan.kind == "explanation" and "tf32" in plan.explanation.answer.lower()
+    _, plan = ask_after("Why is decode memory-bound?", "got it. btw, who won the 2018 football world cup?", course)
+    assert plan.kind == "declined" and not plan.citations()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Do newer graphics cards have special circuits for AI math?",
+        "what are the dedicated AI cores on a GPU for?",
+    ],
+)
+def test_a_newcomers_words_for_tensor_cores_find_the_tensor_core_section(course, question):
+    """ "Special circuits", "AI cores": how a newcomer hears of tensor cores."""
+    plan = plan_answer(question, course=course)
+    assert plan.citations() and plan.citations()[0]["section"] == "tensor-cores", (plan.kind, plan.citations())
