@@ -157,10 +157,8 @@ def plan_answer(question: str, **kwargs) -> Plan:
     """The plan for one question, with its citations worked out (see _decide for the arguments)."""
     with one_question():
         plan = _decide(question, **kwargs)
-        if (
-            (plan.kind in ("passage", "not_covered") and not plan.uncovered or plan.no_subject)
-            and _previous_question(kwargs.get("history", []))
-        ):
+        unanswered = plan.kind in ("passage", "not_covered") and not plan.uncovered
+        if (unanswered or plan.no_subject) and _previous_question(kwargs.get("history", [])):
             # "what goes wrong if shapes change?" after a CUDA-graph question: a message the course does not
             # answer on its own may still be about the last one's subject, though it does not read like a
             # follow-up; asked in that context, it is answered when that finds an explanation. So is one that

@@ -773,13 +773,17 @@ def test_a_message_naming_no_subject_is_read_with_the_previous_question_but_anot
 
 
 @pytest.mark.parametrize(
-    "question",
+    ("question", "section"),
     [
-        "Do newer graphics cards have special circuits for AI math?",
-        "what are the dedicated AI cores on a GPU for?",
+        # "Special circuits", "AI cores": how a newcomer hears of tensor cores.
+        ("Do newer graphics cards have special circuits for AI math?", "tensor-cores"),
+        ("what are the dedicated AI cores on a GPU for?", "tensor-cores"),
+        # "When everybody is using it", "at peak hours": load, which the serving scheduler answers for.
+        ("Why is our chatbot fast at 7am but sluggish at peak hours?", "serving-scheduler"),
+        ("The assistant crawls in the afternoon when everybody is using it. Why?", "serving-scheduler"),
     ],
 )
-def test_a_newcomers_words_for_tensor_cores_find_the_tensor_core_section(course, question):
-    """ "Special circuits", "AI cores": how a newcomer hears of tensor cores."""
+def test_a_newcomers_words_find_an_explanation_on_what_they_mean(course, question, section):
     plan = plan_answer(question, course=course)
-    assert plan.citations() and plan.citations()[0]["section"] == "tensor-cores", (plan.kind, plan.citations())
+    assert plan.kind == "explanation", plan.kind
+    assert section in {s.slug for s in plan.explanation.sections.all()}, plan.explanation.question
