@@ -8,7 +8,6 @@ does use. The answer plan reads these to decide whether a question is covered, a
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import Counter
 from typing import NamedTuple
@@ -20,6 +19,7 @@ from tutor.teacher.question_rewrite import (
     EVERYDAY,
     EVERYDAY_WORDS,
     NEWER_EVERYDAY_WORDS,
+    close_words,
     course_pairs,
     course_words,
     english,
@@ -227,7 +227,7 @@ def misspelt_course_word(word: str, words: frozenset[str], *, derivations: bool 
     corrected at, since naming it as a subject the course lacks is the worse mistake), same first letter.
     `derivations=False`: a word that only extends a course word, or is cut from one, is not a slip of it
     ("optimizer" of "optimize")."""
-    close = difflib.get_close_matches(word, sorted(words), n=3, cutoff=MISSPELT_CUTOFF)
+    close = close_words(word, words, n=3, cutoff=MISSPELT_CUTOFF)
     return any(
         w[0] == word[0] and (derivations or not (word.startswith(w.lower()) or w.lower().startswith(word)))
         for w in close

@@ -17,6 +17,7 @@ and shown.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import threading
 from collections import Counter
@@ -303,16 +304,33 @@ def _swapped(word: str) -> str | None:
     return best if frequency[best] >= COMMON_WORD else None
 
 
-def fix_typos(question: str, words: frozenset[str]) -> str:
-    ordered = sorted(words)
+@functools.lru_cache(maxsize=8)
+def _by_length(words: frozenset[str]) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for w in words:
+        out.setdefault(len(w), []).append(w)
+    return out
 
+
+@functools.lru_cache(maxsize=4096)
+def close_words(word: str, words: frozenset[str], *, n: int, cutoff: float) -> tuple[str, ...]:
+    """difflib.get_close_matches(word, words, n, cutoff), remembered (a question's rare words are checked more
+    than once, and learners repeat their words), and asked only of the words whose length leaves them a
+    chance: its first test (real_quick_ratio, 2·min(len) / sum of lens) would drop the others anyway, but
+    only after a Python-level pass over a course's thousands of words."""
+    la = len(word)
+    pool = [w for lb, same in _by_length(words).items() if 2.0 * min(la, lb) / (la + lb) >= cutoff for w in same]
+    return tuple(difflib.get_close_matches(word, pool, n=n, cutoff=cutoff))
+
+
+def fix_typos(question: str, words: frozenset[str]) -> str:
     def fix(m: re.Match) -> str:
         word = m.group(0).rstrip("'-")  # a closing quote or dash is not part of the word: "'induction heads'"
         tail = m.group(0)[len(word) :]
         lower = word.lower().removesuffix("'s")
         if lower in words or english().known([lower]):
             return word + tail
-        close = [w for w in difflib.get_close_matches(lower, ordered, n=3, cutoff=TYPO_CUTOFF) if w[0] == lower[0]]
+        close = [w for w in close_words(lower, words, n=3, cutoff=TYPO_CUTOFF) if w[0] == lower[0]]
         return (close[0] if close else word) + tail
 
     def unswap(m: re.Match) -> str:
