@@ -190,6 +190,21 @@ def test_a_question_about_something_else_gets_no_passage_quoted_below_the_bar(co
     assert _about_something_else("Is fusion cuisine just a fad?", course, about=False)
 
 
+def test_close_course_words_are_difflibs_own_answer(course):
+    """The length filter in front of difflib drops only words its first test would drop: the same answer for
+    typos, near misses and words with nothing close, at both cut-offs in use."""
+    import difflib
+
+    from tutor.teacher.course_vocabulary import MISSPELT_CUTOFF, course_vocabulary
+    from tutor.teacher.question_rewrite import TYPO_CUTOFF, close_words
+
+    _, words = course_vocabulary(course)
+    for word in ("kernal", "paralel", "swizle", "bandwith", "occupncy", "tensr", "xyzzyq", "flashatention", "a"):
+        for cutoff in (TYPO_CUTOFF, MISSPELT_CUTOFF):
+            expected = difflib.get_close_matches(word, sorted(words), n=3, cutoff=cutoff)
+            assert list(close_words(word, words, n=3, cutoff=cutoff)) == expected, (word, cutoff)
+
+
 def test_names_in_the_question_the_course_lacks_are_named_and_contractions_and_typos_are_not(course):
     from tutor.teacher.course_vocabulary import course_vocabulary, uncovered_terms, unknown_words
     from tutor.teacher.question_rewrite import fix_typos
