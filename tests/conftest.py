@@ -246,13 +246,108 @@ CONTENT = REPO / "quizzes" / "content" / "cuda-kernels-fusion"
 CHROMIUM = Path("/usr/bin/chromium")
 
 
+class _CourseSnapshot:
+    """The rows that loading the shipped course writes, read once per test session and written back in a few
+    bulk inserts for every later test that asks for the course.
+
+    Loading through `load_course` (a query or more per card and explanation) costs seconds per test, and so
+    does rebuilding the teacher's indexes, which key on the rows' `updated_at`. Written back with their ids
+    and timestamps, the rows are the ones the first load made, so those indexes are found in memory. Only
+    when the session's first load is seen to write nothing but new integer-keyed rows is it kept; a test that
+    already holds rows with those ids, or the course itself, gets a real load instead."""
+
+    rows: dict[type, list[dict]] | None = None
+    tried = False
+
+    @staticmethod
+    def _models() -> list[type]:
+        from django.apps import apps
+
+        return [m for m in apps.get_models(include_auto_created=True) if m._meta.managed and not m._meta.proxy]
+
+    @classmethod
+    def load(cls) -> None:
+        from django.db import transaction
+
+        from quizzes.models import Course
+        from quizzes.services import load_course
+
+        if cls.rows is not None and not Course.objects.filter(slug=COURSE_SLUG).exists() and cls._restore():
+            return
+        if cls.tried:
+            load_course(CONTENT)
+            return
+        cls.tried = True
+        models = cls._models()
+        before = {m: (m.objects.count(), cls._last_id(m)) for m in models}
+        with transaction.atomic():
+            load_course(CONTENT)
+        written: dict[type, list[dict]] = {}
+        for m in models:
+            count, last = before[m]
+            if m.objects.count() == count:
+                continue
+            if last is None and count:  # not an integer key: rows can't be told apart, keep no snapshot
+                return
+            new = list(m.objects.filter(pk__gt=last or 0).values(*(f.attname for f in m._meta.concrete_fields)))
+            if len(new) != m.objects.count() - count:
+                return
+            written[m] = new
+        cls.rows = written
+
+    @staticmethod
+    def _last_id(model: type) -> int | None:
+        from django.db.models import Max
+
+        if model._meta.pk.get_internal_type() not in ("AutoField", "BigAutoField"):
+            return None
+        return model.objects.aggregate(last=Max("pk"))["last"] or 0
+
+    @classmethod
+    def _restore(cls) -> bool:
+        from django.core.management.color import no_style
+        from django.db import transaction
+
+        assert cls.rows is not None
+        if any(m.objects.filter(pk__in=[r[m._meta.pk.attname] for r in rows]).exists() for m, rows in cls.rows.items()):
+            return False
+        with transaction.atomic():
+            for model, rows in cls.rows.items():
+                with _first_loads_timestamps(model):
+                    model.objects.bulk_create([model(**r) for r in rows])
+            with connection.cursor() as cursor:
+                for sql in connection.ops.sequence_reset_sql(no_style(), list(cls.rows)):
+                    cursor.execute(sql)
+        return True
+
+
+COURSE_SLUG = "cuda-kernels-fusion"
+
+
+@contextmanager
+def _first_loads_timestamps(model: type):
+    """While the block runs, the model's auto_now and auto_now_add fields keep the values given to them
+    (bulk_create would stamp them with the time now)."""
+    stamped = [
+        (f, f.auto_now, f.auto_now_add)
+        for f in model._meta.concrete_fields
+        if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)
+    ]
+    try:
+        for f, _, _ in stamped:
+            f.auto_now = f.auto_now_add = False
+        yield
+    finally:
+        for f, now, now_add in stamped:
+            f.auto_now, f.auto_now_add = now, now_add
+
+
 @pytest.fixture
 def shipped_course(db):
     from quizzes.models import Course
-    from quizzes.services import load_course
 
-    load_course(CONTENT)
-    return Course.objects.get(slug="cuda-kernels-fusion")
+    _CourseSnapshot.load()
+    return Course.objects.get(slug=COURSE_SLUG)
 
 
 @pytest.fixture(scope="module")

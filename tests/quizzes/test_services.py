@@ -3,6 +3,7 @@ import shutil
 import pytest
 import yaml
 from django.core.exceptions import ValidationError
+from django.db import connection
 
 from quizzes.course_files import CourseLoadError
 from quizzes.models import Card, CardEdit, Course, Explanation, Lesson, Section
@@ -146,3 +147,19 @@ def test_update_card_refuses_an_invalid_field_and_leaves_the_card_as_it_was(ship
     assert card.tolerance == tolerance
     assert Card.objects.get(pk=card.pk).tolerance == tolerance
     assert CardEdit.objects.count() == 0
+
+
+def test_the_shipped_course_fixture_writes_back_what_loading_the_files_gives(shipped_course):
+    """Tests get the shipped course from rows read once per session (tests/conftest.py): written back, they
+    must be what a load of the files makes, relations included, or a real load would change something."""
+    from tests.conftest import COURSE_SLUG, _CourseSnapshot
+
+    assert _CourseSnapshot.rows, "the first load wrote rows the fixture could not keep"
+    for model, rows in _CourseSnapshot.rows.items():  # the course's rows, gone without a cascade's checks
+        model.objects.filter(pk__in=[r[model._meta.pk.attname] for r in rows])._raw_delete(connection.alias)
+    _CourseSnapshot.load()
+    edits = CardEdit.objects.count()
+    report = load_course(CONTENT)
+    assert (report.created, report.updated, report.retired) == ({}, {}, [])
+    assert report.unchanged["cards"] == Card.objects.filter(course__slug=COURSE_SLUG).count() >= 100
+    assert CardEdit.objects.count() == edits
