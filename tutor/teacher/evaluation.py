@@ -34,7 +34,8 @@ the same way by another author after "unheard" had been read, is half "dev" and 
 eval/unposed_questions.yaml, written the same way by another author after "untold" had been read, is half "dev"
 and half "unposed" (held out). eval/unprompted_questions.yaml, written the same way by another author after
 "unposed" had been read, with comparisons of two or three things and follow-ups that turn off-topic, is half
-"dev" and half "unprompted" (held out).
+"dev" and half "unprompted" (held out). eval/unspoken_questions.yaml, written the same way on 2026-11-28 by
+another author after "unprompted" had been read, is half "dev" and half "unspoken" (held out).
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -69,6 +70,7 @@ HALF_DEV_FILES = (
     "untold",
     "unposed",
     "unprompted",
+    "unspoken",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", *HALF_DEV_FILES)
