@@ -198,7 +198,8 @@ _NOT_GIVEN = [
 # so one without any code does not give what was asked, and says so.
 _ASKS_FOR_CODE = re.compile(
     r"\b(?:show|give|write)\s+(?:me\s+|us\s+)?(?:some\s+|the\s+|an?\s+)?(?:(?:example|sample|actual)\s+)?"
-    r"(?:code|snippet|pseudo-?code)\b|\b(?:code|snippet)\s+(?:for|example)\b|\bpseudo-?code\b|\bin\s+code\b",
+    r"(?:code|snippet|pseudo-?code)\b|\b(?:code|snippet)\s+(?:for|example)\b|\bpseudo-?code\b|\bin\s+code\b"
+    r"|\b(?:write|show|put)\s+(?:it|that|this|them)\s+(?:out\s+)?(?:in|as)\s+(?:cuda|triton|python|c\+\+)\b",
     re.IGNORECASE,
 )
 # Code in an answer: a fenced block, or an inline span that reads as code (a call, an index, an assignment).
@@ -245,7 +246,7 @@ def _decide(
     fixed = fix_typos(corrected, words)
     swapped = None
     if follow_up:
-        names = uncovered_terms(fixed, counts)
+        names = uncovered_terms(fixed, counts, course_stems(course))
         if names and set(tokenize(question)) <= set(tokenize(" ".join(names))):
             # "what about on AMD?": all the follow-up adds is a subject the course never mentions.
             return Plan("not_covered", course, question, uncovered=names)
@@ -290,6 +291,17 @@ def _decide(
             for m in matches[1:]
             if m.answers and m.score >= matches[0].score - FRESH_GAP and not _part_of(m.question, subject)
         ]
+        # Of those, one that gives the kind of answer the follow-up asks for: "what's the catch?" after "What is
+        # a paged KV cache?" wants what paging costs, not how to size its blocks.
+        if _ASKS_FOR_CODE.search(question):
+            # "Show it as pseudocode": the same subject, in code. Another explanation only if it gives code and
+            # the previous one does not; few do, and the next one on the list would only change the subject.
+            explanations = explanation_match.get_index(course.slug).explanations
+            fresh = [m for m in [matches[0], *fresh] if _HAS_CODE.search(explanations[m.explanation_id].answer)]
+            fresh = fresh if fresh and fresh[0] is not matches[0] else []
+        elif explanation_match.question_kind(question) == "cost":
+            kinds = explanation_match.get_index(course.slug).kinds
+            fresh.sort(key=lambda m: kinds[m.explanation_id] != "cost")
         if fresh:
             matches = fresh + [m for m in matches if m not in fresh]
     # What the course lacks, and which of it the message asks about (a name that only sets the scene, "Every

@@ -106,10 +106,12 @@ def _names(question: str):
     return (m for m in _NAME.finditer(question) if question[m.end() : m.end() + 2] not in ("'t", "’t"))
 
 
-def uncovered_terms(question: str, counts: Counter) -> list[str]:
+def uncovered_terms(question: str, counts: Counter, stems: Counter | None = None) -> list[str]:
     """Names in the question that the course never mentions: "MI300X", "JAX", "DeepSpeed" (capitals inside
     or digits), a capitalised word inside a sentence ("Ubuntu"), and a word the learner puts in quotes.
-    Another lower-case word is not taken for a name: "chatbot" is everyday wording, not a subject."""
+    Another lower-case word is not taken for a name: "chatbot" is everyday wording, not a subject. Nor is
+    a quoted word whose stem the course's texts use (`stems`): "'optimized'" or "'warming up...'" quotes
+    everyday wording or a screen's message, not a term the course lacks."""
     out = []
     quoted = quoted_spans(question)
     for m in _names(question):
@@ -127,6 +129,8 @@ def uncovered_terms(question: str, counts: Counter) -> list[str]:
         if word.isupper() or any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:]):
             out.append(word)
         elif any(m.start() in span for span in quoted):
+            if stems is not None and all(stems[t] for t in tokenize(word)):
+                continue
             if english().word_frequency[word.lower()] < SCARE_QUOTED:
                 out.append(word)  # "I keep reading about 'induction heads'": a term the learner quotes is named
         elif word[0].isupper():
@@ -157,7 +161,7 @@ def not_covered(question: str, course: Course) -> NotCovered:
     A word the learner only uses in telling their situation is not what they ask about (see told_not_asked):
     a plain English word there ("A coworker claims ...") is not named at all; a name ("Every time k8s scales up
     a new pod, ...") is still named as not covered, but it is not asked."""
-    names = uncovered_terms(question, _vocabulary(course).counts)
+    names = uncovered_terms(question, _vocabulary(course).counts, _vocabulary(course).stems)
     foreign = foreign_words(question, course)
     if len(foreign) >= FOREIGN_WORDS:
         names = list(dict.fromkeys([*names, *foreign]))

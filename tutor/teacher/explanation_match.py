@@ -95,6 +95,16 @@ def asks_negated(question: str) -> bool:
 # how it works. Checked in this order, first match wins.
 _KINDS: list[tuple[str, re.Pattern]] = [
     (
+        # What something costs or gives up ("what's the catch?", "What does the block-table indirection cost?").
+        "cost",
+        re.compile(
+            r"\bwhat(?:'s|\s+is|\s+are)\s+the\s+(?:catch|downsides?|drawbacks?|price|trade-?offs?)\b"
+            r"|\bany\s+(?:catch|downsides?|drawbacks?)\b|\bwhat\s+(?:exactly\s+|really\s+|actually\s+)?(?:does|do|did)\s+[\w\s.()-]{1,50}\s+cost\b"
+            r"|\bwhat\s+do\s+(?:i|we|you)\s+(?:give\s+up|pay)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
         "consequence",
         re.compile(
             r"\bwhy\s+(?:should|would|do)\s+(?:i|we|you)\s+care\b|\bwhy\s+(?:does|would)\s+(?:it|this|that)\s+matter"
@@ -132,14 +142,15 @@ _KINDS: list[tuple[str, re.Pattern]] = [
     ("how", re.compile(r"^\W*how\s+(?:do|does|can|should|to|is|are)\b", re.IGNORECASE)),
 ]
 _COMPATIBLE = {
-    "consequence": {"consequence", "why"},
+    "cost": {"cost", "consequence"},
+    "consequence": {"consequence", "why", "cost"},
     "why": {"why", "consequence"},
     "choice": {"choice", "difference"},
 }
 
 
 def question_kind(question: str) -> str | None:
-    """consequence | choice | difference | diagnose | quantity | when | why | how | definition, or None."""
+    """cost | consequence | choice | difference | diagnose | quantity | when | why | how | definition, or None."""
     for kind, pattern in _KINDS:
         if pattern.search(question):
             return kind

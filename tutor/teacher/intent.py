@@ -439,7 +439,8 @@ _FOLLOW_UP_START = re.compile(
 )
 # Words that stand for something named earlier; "there" only in a short message ("how much is there?").
 PRONOUNS = "it|its|them|they|this|that|these|those|one|ones"
-_PRONOUN = re.compile(rf"\b(?:{PRONOUNS}|there)\b", re.IGNORECASE)
+# "the lab", with no lab named, points back like a pronoun: "what numbers did the lab get at N = 4096?"
+_PRONOUN = re.compile(rf"\b(?:{PRONOUNS}|there|the\s+(?:lab|experiment|benchmark)s?)\b", re.IGNORECASE)
 
 
 # A message that carries on from the last one ("but what if the batch size changes every step?", "what would

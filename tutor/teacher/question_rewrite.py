@@ -155,17 +155,6 @@ EVERYDAY = {
     "copying data": "memory bandwidth bytes",
     "how fast memory": "memory bandwidth",
     "math": "compute flops",
-    # Tensor cores, as a newcomer hears of them: special or dedicated circuits, units or hardware.
-    "special circuits": "tensor cores",
-    "specialized circuits": "tensor cores",
-    "dedicated circuits": "tensor cores",
-    "special circuitry": "tensor cores",
-    "special units": "tensor cores",
-    "dedicated units": "tensor cores",
-    "special hardware": "tensor cores",
-    "dedicated hardware": "tensor cores",
-    "ai cores": "tensor cores",
-    "matrix units": "tensor cores",
     "number crunching": "compute flops",
     "replay": "cuda graph",
     # How a service feels to its users: speed words rarer in English than the subjects the course lacks.
@@ -231,7 +220,20 @@ EVERYDAY = {
     "grouped query attention": "gqa",
 }
 _EVERYDAY = sorted(EVERYDAY.items(), key=lambda kv: -len(kv[0]))
-EVERYDAY_WORDS = frozenset(word for phrase in EVERYDAY for word in phrase.split())
+# Tensor cores, as a newcomer hears of them: special or dedicated circuits, units, parts or hardware, "AI cores",
+# "parts just for AI maths".
+_TENSOR_CORE_WORDS = "circuits?|circuitry|units?|hardware|parts?|cores?|chips?|blocks?|engines?"
+_TENSOR_CORES = re.compile(
+    rf"\b(?:special(?:i[sz]ed)?|dedicated)\s+(?:{_TENSOR_CORE_WORDS})\b|\b(?:ai|matrix)\s+(?:{_TENSOR_CORE_WORDS})\b|"
+    rf"\b(?:{_TENSOR_CORE_WORDS})\s+(?:(?:just|only|made|built)\s+){{0,2}}for\s+(?:ai|matrix|matrices)\b",
+    re.IGNORECASE,
+)
+EVERYDAY_WORDS = frozenset(
+    [
+        *(word for phrase in EVERYDAY for word in phrase.split()),
+        *("special", "specialized", "specialised", "dedicated", "circuit", "circuits", "circuitry", "matrix"),
+    ]
+)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
 
 # Everyday words that pyspellchecker's frequency list (built from older text) lacks, and chat shorthand:
@@ -426,6 +428,8 @@ def add_course_terms(question: str) -> str:
         for phrase, terms in _EVERYDAY
         if re.search(rf"\b{re.escape(phrase)}\b", lower) and not (about_the_text and phrase in _ONLY_FOR_STEPS)
     ]
+    if _TENSOR_CORES.search(question):
+        extra.append("tensor cores")
     if _names_an_unaligned_size(question):
         extra.append(UNALIGNED)
     return f"{question} {' '.join(extra)}" if extra else question

@@ -158,6 +158,12 @@ def test_a_question_naming_what_the_course_lacks_gets_no_namesake_answer(course)
     # Quotes around an everyday word are a manner of speaking, not a name: the question is answered.
     scare = plan_answer("When I chat with an AI, how does it 'remember' what I said earlier?", course=course)
     assert scare.kind == "explanation" and scare.uncovered == []
+    # Nor is a quoted word whose stem the course uses, however rare in English: a screen's message, a buzzword.
+    for message in (
+        "When our chatbot starts it shows 'warming up...' for a while. What is it doing?",
+        "When people say an AI program was 'optimized', what did they change?",
+    ):
+        assert plan_answer(message, course=course).uncovered == [], message
     partial = plan_answer("What's the roofline ridge point of an H100, and what is it for AMD's MI300X?", course=course)
     assert partial.kind == "explanation" and "MI300X" in partial.uncovered
 
@@ -244,6 +250,20 @@ def test_in_one_go_means_fusion_for_steps_not_for_the_text():
     # The prompt read in one go is prefill, the reply all at once is decode: neither is fusion.
     assert "fusion" not in add_course_terms("Why not just do the whole prompt in one go?")
     assert "fusion" not in add_course_terms("Why does the reply not show up all at once?")
+
+
+def test_a_newcomers_names_for_tensor_cores_bring_in_the_term_but_any_extra_hardware_does_not():
+    from tutor.teacher.question_rewrite import add_course_terms
+
+    for question in (
+        "Do newer cards have specialised circuitry for this?",
+        "what do the AI cores do?",
+        "New graphics cards have parts made just for AI. What do they do?",
+        "Are the matrix engines used by every program?",
+    ):
+        assert add_course_terms(question).endswith("tensor cores"), question
+    for question in ("Do I need extra hardware for a 70B model?", "Which parts of the GPU does attention use?"):
+        assert "tensor cores" not in add_course_terms(question), question
 
 
 @pytest.mark.parametrize(
@@ -766,12 +786,35 @@ def test_show_me_an_example_is_a_follow_up_but_a_new_request_is_not(course):
 def test_the_catch_is_read_as_the_cost_and_oom_as_out_of_memory(course):
     """ "what's the catch?" asks what the previous subject costs, as "what's the downside?" does; "OOMs" is the
     everyday short form of running out of memory, not a subject the course lacks."""
+    from tutor.teacher.explanation_match import question_kind
+
     earlier, plan = ask_after("Should I use a paged KV cache in my inference server?", "what's the catch?", course)
     assert plan.kind == "explanation" and plan.explanation.pk != earlier.explanation.pk
-    assert "lookup" in plan.explanation.answer
+    # An explanation of what paging costs, not another of its uses or settings.
+    assert question_kind(plan.explanation.question) == "cost", plan.explanation.question
+    assert "paged-kv" in {s.slug for s in plan.explanation.sections.all()}
+    _, plan = ask_after("What's a paged KV cache?", "what's the catch though?", course)
+    assert question_kind(plan.explanation.question) == "cost", plan.explanation.question
     plan = plan_answer("Why does my naive attention OOM at long sequence lengths?", course=course)
     assert plan.kind == "explanation" and plan.uncovered == []
     assert plan.citations()[0]["section"] == "flashattention"
+
+
+def test_a_follow_up_asking_for_code_stays_on_the_subject_and_prefers_an_answer_with_code(course):
+    """ "Can you write that out in CUDA?" after a warp-shuffle question asks for the same subject in code: the
+    explanation that shows the shuffle call, not the next one on the list, which only changes the subject."""
+    earlier, plan = ask_after("How does a warp shuffle reduction work?", "Can you write that out in CUDA?", course)
+    assert plan.kind == "explanation" and "__shfl_down_sync" in plan.explanation.answer
+    assert "shuffle" in plan.explanation.question.lower()
+
+
+def test_the_lab_with_no_lab_named_is_the_lab_of_the_previous_question(course):
+    """ "What numbers did the lab get at N = 4096?" names no lab: after a question on naive attention it asks for
+    the attention lab's figures, not for the launch lab that matches it alone."""
+    follow_up = "What numbers did the lab get at N = 4096?"
+    assert "flashattention" not in {s.slug for s in plan_answer(follow_up, course=course).explanation.sections.all()}
+    _, plan = ask_after("Why is naive attention so slow for long sequences?", follow_up, course)
+    assert plan.kind == "explanation" and plan.citations()[0]["section"] == "flashattention"
 
 
 def test_a_message_naming_no_subject_is_read_with_the_previous_question_but_another_subject_is_not(course):
@@ -793,6 +836,7 @@ def test_a_message_naming_no_subject_is_read_with_the_previous_question_but_anot
         # "Special circuits", "AI cores": how a newcomer hears of tensor cores.
         ("Do newer graphics cards have special circuits for AI math?", "tensor-cores"),
         ("what are the dedicated AI cores on a GPU for?", "tensor-cores"),
+        ("Are there special parts on a GPU just for AI maths?", "tensor-cores"),
         # "When everybody is using it", "at peak hours": load, which the serving scheduler answers for.
         ("Why is our chatbot fast at 7am but sluggish at peak hours?", "serving-scheduler"),
         ("The assistant crawls in the afternoon when everybody is using it. Why?", "serving-scheduler"),

@@ -169,6 +169,8 @@ def test_a_message_that_only_borrows_the_courses_words_is_declined(shipped_cours
         ("but what if the batch size changes every step?", 5, True),
         ("what would go wrong then?", 2, True),
         ("What limits how large FlashAttention's tiles can be on an H100?", 6, False),
+        ("What numbers did the lab get at N = 4096?", 3, True),  # which lab: the last turn says
+        ("What did the graph lab get?", 3, False),  # this one names its lab
     ],
 )
 def test_a_continuation_or_a_bare_comparison_is_a_follow_up(message, terms, expected):
