@@ -291,8 +291,6 @@ def _decide(
             for m in matches[1:]
             if m.answers and m.score >= matches[0].score - FRESH_GAP and not _part_of(m.question, subject)
         ]
-        # Of those, one that gives the kind of answer the follow-up asks for: "what's the catch?" after "What is
-        # a paged KV cache?" wants what paging costs, not how to size its blocks.
         if _ASKS_FOR_CODE.search(question):
             # "Show it as pseudocode": the same subject, in code. Another explanation only if it gives code and
             # the previous one does not; few do, and the next one on the list would only change the subject.
@@ -300,6 +298,8 @@ def _decide(
             fresh = [m for m in [matches[0], *fresh] if _HAS_CODE.search(explanations[m.explanation_id].answer)]
             fresh = fresh if fresh and fresh[0] is not matches[0] else []
         elif explanation_match.question_kind(question) == "cost":
+            # Of those, first one that answers with a cost: "what's the catch?" after "What is a paged KV
+            # cache?" wants what paging costs, not how to size its blocks.
             kinds = explanation_match.get_index(course.slug).kinds
             fresh.sort(key=lambda m: kinds[m.explanation_id] != "cost")
         if fresh:

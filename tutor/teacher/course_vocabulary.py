@@ -106,7 +106,7 @@ def _names(question: str):
     return (m for m in _NAME.finditer(question) if question[m.end() : m.end() + 2] not in ("'t", "’t"))
 
 
-def uncovered_terms(question: str, counts: Counter, stems: Counter | None = None) -> list[str]:
+def uncovered_terms(question: str, counts: Counter, stems: Counter) -> list[str]:
     """Names in the question that the course never mentions: "MI300X", "JAX", "DeepSpeed" (capitals inside
     or digits), a capitalised word inside a sentence ("Ubuntu"), and a word the learner puts in quotes.
     Another lower-case word is not taken for a name: "chatbot" is everyday wording, not a subject. Nor is
@@ -129,7 +129,7 @@ def uncovered_terms(question: str, counts: Counter, stems: Counter | None = None
         if word.isupper() or any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:]):
             out.append(word)
         elif any(m.start() in span for span in quoted):
-            if stems is not None and all(stems[t] for t in tokenize(word)):
+            if all(stems[t] for t in tokenize(word)):
                 continue
             if english().word_frequency[word.lower()] < SCARE_QUOTED:
                 out.append(word)  # "I keep reading about 'induction heads'": a term the learner quotes is named

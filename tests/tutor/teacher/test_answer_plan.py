@@ -116,16 +116,17 @@ def test_a_why_should_i_care_question_gets_consequences_not_a_definition(course)
 
 
 def test_everyday_words_typos_and_sizes_are_not_named_as_subjects_the_course_lacks(course):
-    from tutor.teacher.course_vocabulary import course_vocabulary, uncovered_terms, unknown_words
+    from tutor.teacher.course_vocabulary import course_stems, course_vocabulary, uncovered_terms, unknown_words
 
     counts, _ = course_vocabulary(course)
+    stems = course_stems(course)
     assert unknown_words("Why are replies slow?", course) == []  # an inflection of a common word
     assert unknown_words("wat is a warp", course) == []  # one key away from "what"
-    assert uncovered_terms("a 128x64 tile of A", counts) == []  # a size, not a name
-    assert uncovered_terms("the NxN score matrix", counts) == []  # a shape
+    assert uncovered_terms("a 128x64 tile of A", counts, stems) == []  # a size, not a name
+    assert uncovered_terms("the NxN score matrix", counts, stems) == []  # a shape
     assert unknown_words("What is speculative decoding?", course) == ["speculative"]
-    assert "MI300X" in uncovered_terms("Compare the H100 with an MI300X", counts)
-    assert uncovered_terms("If we move to H200s, will it stay close to the roof?", counts) == []  # a plural
+    assert "MI300X" in uncovered_terms("Compare the H100 with an MI300X", counts, stems)
+    assert uncovered_terms("If we move to H200s, will it stay close to the roof?", counts, stems) == []  # a plural
     for everyday in (
         "How much leaner was the flash backend?",  # a comparative of a common word
         "My manager says the tensor cores are underused",  # a prefix on a common word
@@ -142,9 +143,9 @@ def test_everyday_words_typos_and_sizes_are_not_named_as_subjects_the_course_lac
     ):
         assert unknown_words(everyday, course) == [], everyday
     # Shorthand in capitals and a prefixed unit are not names either; a product the course never mentions is.
-    assert uncovered_terms("Is it OK to call .item() there? Our ML team asks", counts) == []
-    assert uncovered_terms("The H100 does roughly 2 PFLOP/s of bf16", counts) == []
-    assert uncovered_terms("Our pods run on Kubernetes", counts) == ["Kubernetes"]
+    assert uncovered_terms("Is it OK to call .item() there? Our ML team asks", counts, stems) == []
+    assert uncovered_terms("The H100 does roughly 2 PFLOP/s of bf16", counts, stems) == []
+    assert uncovered_terms("Our pods run on Kubernetes", counts, stems) == ["Kubernetes"]
 
 
 def test_a_question_naming_what_the_course_lacks_gets_no_namesake_answer(course):
@@ -212,16 +213,17 @@ def test_close_course_words_are_difflibs_own_answer(course):
 
 
 def test_names_in_the_question_the_course_lacks_are_named_and_contractions_and_typos_are_not(course):
-    from tutor.teacher.course_vocabulary import course_vocabulary, uncovered_terms, unknown_words
+    from tutor.teacher.course_vocabulary import course_stems, course_vocabulary, uncovered_terms, unknown_words
     from tutor.teacher.question_rewrite import fix_typos
 
     counts, words = course_vocabulary(course)
-    assert uncovered_terms("How do I install CUDA on Ubuntu?", counts) == ["Ubuntu"]  # a name inside a sentence
-    assert uncovered_terms("Ubuntu it is. Which GPU?", counts) == []  # the first word of a sentence is not
-    assert uncovered_terms("I've read that we'd fuse more", counts) == []  # not "ve" of "I've"
+    stems = course_stems(course)
+    assert uncovered_terms("How do I install CUDA on Ubuntu?", counts, stems) == ["Ubuntu"]  # a name inside a sentence
+    assert uncovered_terms("Ubuntu it is. Which GPU?", counts, stems) == []  # the first word of a sentence is not
+    assert uncovered_terms("I've read that we'd fuse more", counts, stems) == []  # not "ve" of "I've"
     assert unknown_words("Why wouldn't I just raise it? It doesn't help", course) == []  # not "wouldn", "doesn"
-    assert uncovered_terms("a Llama-3-style model", counts) == []  # the course speaks of Llama
-    assert uncovered_terms("a Mistral-style model", counts) == ["Mistral-style"]
+    assert uncovered_terms("a Llama-3-style model", counts, stems) == []  # the course speaks of Llama
+    assert uncovered_terms("a Mistral-style model", counts, stems) == ["Mistral-style"]
     # An English word made of two common ones is everyday wording; a name typed in lower case is still a name.
     assert unknown_words("Two H100s in a workstation that only talk over PCIe?", course) == []
     assert unknown_words("How do I use deepspeed for inference?", course) == ["deepspeed"]
