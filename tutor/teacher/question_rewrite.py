@@ -395,6 +395,9 @@ def fix_phrases(question: str, words: frozenset[str], pairs: Counter) -> str:
 # one go" is prefill, "the reply all at once" is decode. Their terms are left out when the message names the text.
 _ABOUT_THE_TEXT = re.compile(r"\b(?:prompts?|repl(?:y|ies)|answers?|responses?|documents?|outputs?|texts?)\b")
 _ONLY_FOR_STEPS = frozenset({"in one go", "all at once"})
+# "the GPU keeps waiting" is a GPU left idle between launches; "a kernel that keeps waiting on scattered loads"
+# names what it waits for, and that, not idleness, is its subject.
+_WAITS_ON_SOMETHING = re.compile(r"\bkeeps waiting\s+(?:on|for)\b")
 
 
 # A matrix or vector size as a learner writes it: "K=8190", "8192x8190", "the inner dim is 8190", "a vocab of
@@ -426,7 +429,9 @@ def add_course_terms(question: str) -> str:
     extra = [
         terms
         for phrase, terms in _EVERYDAY
-        if re.search(rf"\b{re.escape(phrase)}\b", lower) and not (about_the_text and phrase in _ONLY_FOR_STEPS)
+        if re.search(rf"\b{re.escape(phrase)}\b", lower)
+        and not (about_the_text and phrase in _ONLY_FOR_STEPS)
+        and not (phrase == "keeps waiting" and _WAITS_ON_SOMETHING.search(lower))
     ]
     if _TENSOR_CORES.search(question):
         extra.append("tensor cores")

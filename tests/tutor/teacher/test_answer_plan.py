@@ -254,6 +254,15 @@ def test_in_one_go_means_fusion_for_steps_not_for_the_text():
     assert "fusion" not in add_course_terms("Why does the reply not show up all at once?")
 
 
+def test_keeps_waiting_means_idle_unless_the_message_says_what_is_waited_on():
+    from tutor.teacher.question_rewrite import add_course_terms
+
+    assert "launch overhead" in add_course_terms("The graphics card keeps waiting between steps. Why?")
+    # What the kernel waits for is its subject, not a GPU left idle between launches.
+    assert "launch" not in add_course_terms("What should I do for a kernel that keeps waiting on scattered loads?")
+    assert "launch" not in add_course_terms("My kernel keeps waiting for global memory")
+
+
 def test_a_newcomers_names_for_tensor_cores_bring_in_the_term_but_any_extra_hardware_does_not():
     from tutor.teacher.question_rewrite import add_course_terms
 
