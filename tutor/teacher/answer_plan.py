@@ -310,6 +310,8 @@ def _decide(
     plan.uncovered, unknown, asked_unknown = list(lacking.names), lacking.unknown, lacking.asked
     about = explanation_match.about_this_course(matches)
     domain = about if about is not None else bool(course_terms(rewritten, counts))
+    if not follow_up:
+        matches = _comparison_first(matches, fixed, course.slug)
     best = matches[0] if matches else None
     sides = None if follow_up else _each_side(fixed, course.slug, best)
     if sides is not None:
@@ -498,13 +500,16 @@ def _with_explanation(plan: Plan, best, matches, exclude_card_id: int | None) ->
 
 
 # "the difference between A and B", "A vs B", "how is A different from B", "compare A and B"
+_END = r"\s*(?:[?.!,;:]|$)"
 _TWO_THINGS = [
-    re.compile(r"\bdiffer\w*\s+between\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)\s*(?:[?.!,;:]|$)", re.I),
-    re.compile(r"^(?:\W*what(?:'s|\s+is)\s+)?(?P<a>[^,?]+?)\s+(?:vs\.?|versus)\s+(?P<b>.+?)\s*(?:[?.!,;:]|$)", re.I),
+    re.compile(r"\bdiffer\w*\s+between\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)" + _END, re.I),
+    re.compile(r"^(?:\W*what(?:'s|\s+is)\s+)?(?P<a>[^,?]+?)\s+(?:vs\.?|versus)\s+(?P<b>.+?)" + _END, re.I),
+    # Not "How are prefill and decode different from the GPU's point of view?": with two things named before
+    # "different from", what follows it is a point of view, not the second thing.
     re.compile(
-        r"\bhow\s+(?:is|are|does|do)\s+(?P<a>.+?)\s+differ\w*\s+(?:from|to)\s+(?P<b>.+?)\s*(?:[?.!,;:]|$)", re.I
+        r"\bhow\s+(?:is|are|does|do)\s+(?P<a>(?:(?!\s+and\s).)+?)\s+differ\w*\s+(?:from|to)\s+(?P<b>.+?)" + _END, re.I
     ),
-    re.compile(r"\bcompare\s+(?P<a>.+?)\s+(?:and|with|to)\s+(?P<b>.+?)\s*(?:[?.!,;:]|$)", re.I),
+    re.compile(r"\bcompare\s+(?P<a>.+?)\s+(?:and|with|to)\s+(?P<b>.+?)" + _END, re.I),
 ]
 _TRAILER = re.compile(r"\s+(?:on|in|for)\s+(?:an?\s+|the\s+)?(?:gpu|gpus|cuda|h100|nvidia\s+gpus?)\s*$", re.I)
 
@@ -545,6 +550,38 @@ def two_things(question: str) -> tuple[str, str] | None:
     return None
 
 
+def _compares(explanation: Explanation, side_tokens: list[set[str]]) -> bool:
+    """Whether the explanation compares the two things named: one of its wordings asks for a difference and
+    names both. A learner's scenario that only mentions a kernel and a warp ("Reading a Hopper kernel, I keep
+    seeing warpgroups...") does not compare the two."""
+    for text in (explanation.question, *explanation.paraphrases):
+        wording = set(tokenize(text))
+        asks = explanation_match.question_kind(text) == "difference" or text == explanation.question
+        if asks and all(tokens and tokens <= wording for tokens in side_tokens):
+            return True
+    return False
+
+
+# "How are prefill and decode different from the GPU's point of view?": two things named together before
+# "differ". An explanation comparing the two answers it first; without one, the message is matched as a whole,
+# not as two questions about each side (see two_things).
+_NAMED_TOGETHER = re.compile(r"\bhow\s+(?:is|are|does|do)\s+(?P<a>[^,?]+?)\s+and\s+(?P<b>[^,?]+?)\s+differ\w*", re.I)
+
+
+def _comparison_first(matches: list, question: str, course_slug: str) -> list:
+    """The matches, with an explanation that compares the two things the question names first ("How are
+    prefill and decode different from the GPU's point of view? Which one is limited by what?": a long message
+    may match something else a hair better than "What's the difference between prefill and decode?")."""
+    together = _NAMED_TOGETHER.search(question)
+    sides = two_things(question) or (together and (together.group("a"), together.group("b")))
+    if not sides:
+        return matches
+    side_tokens = [set(tokenize(side)) for side in sides]
+    explanations = explanation_match.get_index(course_slug).explanations
+    comparing = [m for m in matches if m.answers and _compares(explanations[m.explanation_id], side_tokens)]
+    return comparing[:1] + [m for m in matches if m not in comparing[:1]]
+
+
 def _each_side(question: str, course_slug: str, best) -> tuple[Explanation, Explanation] | None:
     """For "the difference between A and B": the explanations of A and of B, when the best match is not one
     explanation that covers both (a "difference" explanation naming the two) and each side has its own."""
@@ -553,15 +590,8 @@ def _each_side(question: str, course_slug: str, best) -> tuple[Explanation, Expl
         return None
     idx = explanation_match.get_index(course_slug)
     side_tokens = [set(tokenize(side)) for side in sides]
-    if best is not None and best.answers:
-        # Covered by one wording that asks for a difference: a learner's scenario that only mentions a kernel
-        # and a warp ("Reading a Hopper kernel, I keep seeing warpgroups...") does not compare the two.
-        e = idx.explanations[best.explanation_id]
-        for text in (e.question, *e.paraphrases):
-            wording = set(tokenize(text))
-            asks = explanation_match.question_kind(text) == "difference" or text == e.question
-            if asks and all(tokens and tokens <= wording for tokens in side_tokens):
-                return None
+    if best is not None and best.answers and _compares(idx.explanations[best.explanation_id], side_tokens):
+        return None
     found = []
     for side in sides:
         pk = idx.terms.get(bare_term(f"What is {side}?"))

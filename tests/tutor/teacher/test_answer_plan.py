@@ -102,6 +102,12 @@ def test_a_difference_explanation_that_covers_both_sides_answers_alone(course):
     plan = plan_answer("warp vs thread block", course=course)
     assert plan.kind == "explanation" and plan.also is None
     assert "warp" in plan.explanation.question.lower() and "thread block" in plan.explanation.question.lower()
+    # A longer message may match something else a hair better; the explanation comparing the two still leads.
+    plan = plan_answer("kernel fusion vs cuda graphs, which one do i want for a decode loop", course=course)
+    assert plan.kind == "explanation" and plan.also is None
+    assert "graphs and kernel fusion" in plan.explanation.question
+    plan = plan_answer("How are prefill and decode different for the GPU? Which one is limited by what?", course=course)
+    assert plan.explanation.question == "What's the difference between prefill and decode?" and plan.also is None
 
 
 def test_a_why_should_i_care_question_gets_consequences_not_a_definition(course):
