@@ -310,10 +310,11 @@ def _decide(
     plan.uncovered, unknown, asked_unknown = list(lacking.names), lacking.unknown, lacking.asked
     about = explanation_match.about_this_course(matches)
     domain = about if about is not None else bool(course_terms(rewritten, counts))
+    named = None if follow_up else two_things(fixed)
     if not follow_up:
-        matches = _comparison_first(matches, fixed, course.slug)
+        matches = _comparison_first(matches, named or _named_together(fixed), course.slug)
     best = matches[0] if matches else None
-    sides = None if follow_up else _each_side(fixed, course.slug, best)
+    sides = None if named is None else _each_side(named, course.slug, best)
     if sides is not None:
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
         return _with_both_sides(plan, sides, exclude_card_id)
@@ -568,13 +569,16 @@ def _compares(explanation: Explanation, side_tokens: list[set[str]]) -> bool:
 _NAMED_TOGETHER = re.compile(r"\bhow\s+(?:is|are|does|do)\s+(?P<a>[^,?]+?)\s+and\s+(?P<b>[^,?]+?)\s+differ\w*", re.I)
 
 
-def _comparison_first(matches: list, question: str, course_slug: str) -> list:
-    """The matches, with an explanation that compares the two things the question names first ("How are
-    prefill and decode different from the GPU's point of view? Which one is limited by what?": a long message
-    may match something else a hair better than "What's the difference between prefill and decode?")."""
-    together = _NAMED_TOGETHER.search(question)
-    sides = two_things(question) or (together and (together.group("a"), together.group("b")))
-    if not sides:
+def _named_together(question: str) -> tuple[str, str] | None:
+    m = _NAMED_TOGETHER.search(question)
+    return (m.group("a"), m.group("b")) if m else None
+
+
+def _comparison_first(matches: list, sides: tuple[str, str] | None, course_slug: str) -> list:
+    """The matches, with an explanation that compares the two things named (`sides`) first ("How are prefill
+    and decode different from the GPU's point of view? Which one is limited by what?": a long message may match
+    something else a hair better than "What's the difference between prefill and decode?")."""
+    if sides is None:
         return matches
     side_tokens = [set(tokenize(side)) for side in sides]
     explanations = explanation_match.get_index(course_slug).explanations
@@ -582,12 +586,10 @@ def _comparison_first(matches: list, question: str, course_slug: str) -> list:
     return comparing[:1] + [m for m in matches if m not in comparing[:1]]
 
 
-def _each_side(question: str, course_slug: str, best) -> tuple[Explanation, Explanation] | None:
-    """For "the difference between A and B": the explanations of A and of B, when the best match is not one
-    explanation that covers both (a "difference" explanation naming the two) and each side has its own."""
-    sides = two_things(question)
-    if sides is None:
-        return None
+def _each_side(sides: tuple[str, str], course_slug: str, best) -> tuple[Explanation, Explanation] | None:
+    """For "the difference between A and B" (`sides`, see two_things): the explanations of A and of B, when the
+    best match is not one explanation that covers both (a "difference" explanation naming the two) and each
+    side has its own."""
     idx = explanation_match.get_index(course_slug)
     side_tokens = [set(tokenize(side)) for side in sides]
     if best is not None and best.answers and _compares(idx.explanations[best.explanation_id], side_tokens):
