@@ -37,7 +37,9 @@ and half "unposed" (held out). eval/unprompted_questions.yaml, written the same 
 "dev" and half "unprompted" (held out). eval/unspoken_questions.yaml, written the same way on 2026-11-28 by
 another author after "unprompted" had been read, is half "dev" and half "unspoken" (held out).
 eval/unsaid_questions.yaml, written the same way and day by another author after "unspoken" had been read, with
-how-to and when-not-to questions, is half "dev" and half "unsaid" (held out).
+how-to and when-not-to questions, is half "dev" and half "unsaid" (held out). eval/unvoiced_questions.yaml, written
+the same way and day by another author after "unsaid" had been read, with why, how-much and what-goes-wrong
+questions, is half "dev" and half "unvoiced" (held out).
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -74,6 +76,7 @@ HALF_DEV_FILES = (
     "unprompted",
     "unspoken",
     "unsaid",
+    "unvoiced",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", *HALF_DEV_FILES)

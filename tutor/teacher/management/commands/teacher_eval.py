@@ -26,9 +26,9 @@ class Command(BaseCommand):
             help=(
                 "which split to run: the teacher is tuned on 'tune' and 'dev'; 'test', 'fresh', 'holdout', "
                 "'closing', 'final', 'blind', 'sealed', 'unseen', 'novel', 'probe', 'untried', 'unasked', "
-                "'unheard', 'untold', 'unposed', 'unprompted', 'unspoken' and 'unsaid' (each written before the "
-                "teacher was asked them) are held out and only reported on; 'unsaid' is the newest; 'all' runs every "
-                "question"
+                "'unheard', 'untold', 'unposed', 'unprompted', 'unspoken', 'unsaid' and 'unvoiced' (each written "
+                "before the teacher was asked them) are held out and only reported on; 'unvoiced' is the newest; 'all' "
+                "runs every question"
             ),
         )
         parser.add_argument("--file", help="an evaluation set (YAML) of your own; default: the shipped ones")
