@@ -669,17 +669,29 @@ def _covered_part(question: str, names: list[str], words: frozenset[str], course
         return None
     context, asked = question_parts(question)
     named = {t for name in names for t in tokenize(name)}
-    covered = []
+    covered, about_uncovered = [], []
     for _, parts in parts_by_sentence(question):
         # A part that goes on from one naming what the course lacks, in the same sentence, is about that:
         # "How does speculative decoding work, and why does the output stay the same?".
         after_uncovered = False
         for part in parts or ():
             after_uncovered = after_uncovered or bool(named & set(tokenize(part)))
-            if not after_uncovered:
-                covered.append(part)
-    if not covered or len(covered) == len(asked) or named & set(tokenize(context)):
+            (about_uncovered if after_uncovered else covered).append(part)
+    if not covered or len(covered) == len(asked):
         return None
+    refers_back = any(_PRONOUN.search(part) for part in covered)
+    if named & set(tokenize(context)):
+        if refers_back:
+            return None  # "We run LoRA adapters. How fast is it?": "it" may well be what the course lacks
+        # "We serve hundreds of LoRA adapters. How does batching help the base model's decode matmuls, ...?":
+        # the scene names it, the covered part asks about something the course has.
+        context = " ".join(w for w in context.split() if not named & set(tokenize(w)))
+    if refers_back:
+        # "Does FlashAttention work the same on AMD GPUs? And what makes it fast?": "it" is the course's
+        # subject named beside what it lacks.
+        said = " ".join(about_uncovered)
+        terms = set(course_terms(said, course_vocabulary(course)[0]))
+        context = " ".join([context, *dict.fromkeys(w for w in re.findall(r"[\w-]+", said) if w.lower() in terms)])
     found = explanation_match.match(rewrite(f"{context} {' '.join(covered)}", words), course.slug, k=1)
     # The bar of any question naming what the course lacks: a middling match is usually a namesake.
     return found[0] if found and found[0].score >= UNCOVERED_ANSWER else None

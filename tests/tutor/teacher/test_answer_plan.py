@@ -661,6 +661,25 @@ def test_a_part_that_goes_on_from_a_subject_the_course_lacks_is_not_answered_alo
     assert unknown_words("It is rated at nearly a petaflop", course) == []
 
 
+def test_the_covered_part_is_answered_when_the_part_the_course_lacks_comes_first(course):
+    # "it" in the covered part is the course's subject named beside what the course lacks.
+    plan = plan_answer(
+        "Does FlashAttention work the same way on AMD MI300 GPUs with ROCm? And what's the core idea that makes "
+        "it fast?",
+        course=course,
+    )
+    assert plan.kind == "explanation" and "flashattention" in plan.explanation.question.lower()
+    assert "AMD" in plan.uncovered and "does not cover" in compose(plan)
+    # The scene names what the course lacks; the covered part asks about something the course has.
+    plan = plan_answer(
+        "We serve hundreds of LoRA adapters on top of one base model. How does batching help the base model's "
+        "decode matmuls, and how do multi-LoRA kernels like Punica handle the adapters?",
+        course=course,
+    )
+    assert plan.kind == "explanation" and "batch" in plan.explanation.question.lower()
+    assert "Punica" in plan.uncovered
+
+
 def test_a_chatbot_product_name_is_everyday_wording_not_a_subject_the_course_lacks(course):
     plan = plan_answer("Why does ChatGPT write its answer a few words at a time?", course=course)
     assert plan.kind == "explanation" and not plan.uncovered
