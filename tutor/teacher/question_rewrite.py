@@ -398,6 +398,9 @@ _ONLY_FOR_STEPS = frozenset({"in one go", "all at once"})
 # "the GPU keeps waiting" is a GPU left idle between launches; "a kernel that keeps waiting on scattered loads"
 # names what it waits for, and that, not idleness, is its subject.
 _WAITS_ON_SOMETHING = re.compile(r"\bkeeps waiting\s+(?:on|for)\b")
+# "split the model over 4 GPUs" glosses as tensor parallelism, the usual way to do it; a learner who names the
+# kind of split ("... with pipeline parallelism") has said which one, and the gloss would only pull the other.
+_NAMES_ITS_PARALLELISM = re.compile(r"\b(?:pipeline|tensor|expert|data|sequence|context)[\s-]+parallel", re.I)
 
 
 # A matrix or vector size as a learner writes it: "K=8190", "8192x8190", "the inner dim is 8190", "a vocab of
@@ -432,6 +435,7 @@ def add_course_terms(question: str) -> str:
         if re.search(rf"\b{re.escape(phrase)}\b", lower)
         and not (about_the_text and phrase in _ONLY_FOR_STEPS)
         and not (phrase == "keeps waiting" and _WAITS_ON_SOMETHING.search(lower))
+        and not (terms.endswith("parallelism") and _NAMES_ITS_PARALLELISM.search(lower))
     ]
     if _TENSOR_CORES.search(question):
         extra.append("tensor cores")

@@ -269,6 +269,14 @@ def test_keeps_waiting_means_idle_unless_the_message_says_what_is_waited_on():
     assert "launch" not in add_course_terms("My kernel keeps waiting for global memory")
 
 
+def test_splitting_the_model_means_tensor_parallelism_unless_the_learner_names_the_split():
+    from tutor.teacher.question_rewrite import add_course_terms
+
+    assert "tensor parallelism" in add_course_terms("Should I split the model over 4 GPUs?")
+    assert "tensor" not in add_course_terms("Splitting the model over 4 GPUs with pipeline parallelism, is it faster?")
+    assert "tensor" not in add_course_terms("We split the model across several GPUs, pipeline-parallel. Why so slow?")
+
+
 def test_a_newcomers_names_for_tensor_cores_bring_in_the_term_but_any_extra_hardware_does_not():
     from tutor.teacher.question_rewrite import add_course_terms
 
