@@ -63,6 +63,7 @@ class Plan:
     support: Hit | None = None
     quote: str = ""  # with an explanation: the sentences of `support` that add to it
     already_said: str = ""  # a follow-up the previous answer already answers: its sentences that do
+    in_short: bool = False  # "in plain words?": only the previous answer's opening, the shortest wording it has
     hits: list[Hit] = field(default_factory=list)
     near: list[explanation_match.Match] = field(default_factory=list)
     uncovered: list[str] = field(default_factory=list)
@@ -244,6 +245,11 @@ def _decide(
         and (as_follow_up or intent.is_follow_up(question, own_terms) or _compares_something_unnamed(question, counts))
     )
     fixed = fix_typos(corrected, words)
+    if previous_explanation_id is not None and query is None and intent.asks_plainer(question):
+        earlier = explanation_match.get_index(course.slug).explanations.get(previous_explanation_id)
+        if earlier is not None and not [t for t in course_terms(fixed, counts) if len(t) > 1]:  # "I'm": not "m"
+            # "ok but in plain words?" asks for the same answer, not for the next explanation its words match.
+            return _in_short(Plan("explanation", course, question, query=earlier.question), earlier, exclude_card_id)
     swapped = None
     if follow_up:
         names = uncovered_terms(fixed, counts, course_stems(course))
@@ -485,6 +491,14 @@ def _favour_the_new_part(matches, new_part: str, previous: str, course_slug: str
     pool = matches if found and found[0].answers else matches[:4]
     # The three count alike: weighing the previous question half as much lost more follow-ups than it won.
     return sorted(pool, key=lambda m: -(m.score + alone.get(m.explanation_id, 0.0) + before.get(m.explanation_id, 0.0)))
+
+
+def _in_short(plan: Plan, previous: Explanation, exclude_card_id: int | None) -> Plan:
+    """The previous answer's opening paragraphs, on their own: the course has no plainer wording of it."""
+    plan.explanation, plan.in_short = previous, True
+    plan.continues = frozenset(s.slug for s in previous.sections.all())
+    plan.check_question = check_yourself(previous, exclude_card_id)
+    return plan
 
 
 def _with_explanation(plan: Plan, best, matches, exclude_card_id: int | None) -> Plan:

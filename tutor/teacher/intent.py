@@ -467,6 +467,20 @@ def asks_bare_reason(question: str) -> bool:
     return bool(_BARE_REASON.match(question))
 
 
+# "ok but in plain words?", "simpler please", "I'm lost": the previous answer again, more simply.
+_PLAINER = re.compile(
+    r"\b(?:plain|simple|simpler|everyday|layman'?s?|normal)\s+(?:words|terms|english|language)\b"
+    r"|\bsimpl(?:er|ify|ified)\b|\beli5\b|\blike\s+i'?m\s+(?:five|5|a\s+beginner)\b|\bdumb\s+it\s+down\b"
+    r"|\bi'?m\s+lost\b|\bi\s+(?:don'?t|do\s+not)\s+(?:get|understand)\s+(?:it|this|that)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_plainer(question: str) -> bool:
+    """Whether the message asks for what was just said in simpler words."""
+    return bool(_PLAINER.search(question))
+
+
 def compares_without_saying_with_what(question: str) -> bool:
     """ "is higher always better?", "how much faster per kernel?": a comparison without "than"."""
     return bool(_BARE_COMPARISON.search(question))

@@ -86,6 +86,14 @@ def compose(plan: Plan, *, hint: bool = False, context: str = "") -> str:
         if plan.check_question:
             text += f"\n\n**Check yourself:** {plan.check_question}"
         return text
+    if plan.kind == "explanation" and plan.in_short:
+        text = (
+            f"{LABEL}\n\nThe course has no simpler wording of that answer; here is its core, **in short** [1]:"
+            f"\n\n{core(plan.explanation.answer)}"
+        )
+        if plan.check_question:
+            text += f"\n\n**Check yourself:** {plan.check_question}"
+        return text
     if plan.kind == "explanation" and plan.already_said:
         text = f"{LABEL}\n\n**The answer above already says it** [1]:\n\n> {plan.already_said}"
         if plan.check_question:

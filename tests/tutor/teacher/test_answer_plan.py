@@ -269,6 +269,19 @@ def test_keeps_waiting_means_idle_unless_the_message_says_what_is_waited_on():
     assert "launch" not in add_course_terms("My kernel keeps waiting for global memory")
 
 
+@pytest.mark.parametrize("follow_up", ["ok but in plain words?", "simpler please, I'm lost", "can you ELI5?"])
+def test_a_request_for_plainer_words_stays_on_the_previous_answer(course, follow_up):
+    # Matched with the previous question, "plain words" drifted to the next memory-wall explanation.
+    earlier, plan = ask_after("What are the three memory walls?", follow_up, course)
+    assert plan.kind == "explanation" and plan.in_short and plan.explanation == earlier.explanation
+    text = compose(plan)
+    assert "no simpler wording" in text and "Bandwidth saturation" in text
+    assert len(text) < len(compose(earlier))
+    # A course question that happens to say "simpler" is asked on its own terms.
+    _, plan = ask_after("What are the three memory walls?", "is there a simpler way to fuse kernels?", course)
+    assert not plan.in_short
+
+
 def test_splitting_the_model_means_tensor_parallelism_unless_the_learner_names_the_split():
     from tutor.teacher.question_rewrite import add_course_terms
 
