@@ -276,6 +276,11 @@ def _decide(
     matches = lesson_vote(explanation_match.match(rewritten, course.slug, k=8), hits, course.slug)
     if follow_up and own_terms and not swapped:
         matches = _favour_the_new_part(matches, rewrite(corrected, words), rewrite(previous, words), course.slug)
+    kinds = explanation_match.get_index(course.slug).kinds
+    if follow_up and _asks_only_how_much(question) and kinds.get(previous_explanation_id) == "quantity":
+        # "how much in actual numbers?" after an answer to a how-much question asks for its numbers, which the
+        # joined words may rank second: the previous answer leads, and is quoted below if it holds them.
+        matches.sort(key=lambda m: m.explanation_id != previous_explanation_id)
     matches = matches[:4]
     plan = Plan("not_covered", course, question, query=rewritten, hits=hits)
     if previous_explanation_id is not None:
@@ -426,6 +431,8 @@ def lesson_vote(matches: list, hits: list[Hit], course_slug: str) -> list:
 _QUANTITY_WORDS = frozenset(
     tokenize("much many big bigger large larger long longer fast faster slow slower small smaller take takes took")
 )
+# What a how-much follow-up may add without naming anything new ("in actual numbers?", "in practice?").
+_HOW_MUCH_WORDS = frozenset(tokenize("numbers figures overall practice measure measured save saves saving"))
 # Words a follow-up leans on that no answer's sentence needs to hold ("why not make them way bigger then?").
 # Nor the judgement asked of it ("is higher always better?"): the answer says when, in its own words.
 _FILLER_WORDS = frozenset(
@@ -453,6 +460,12 @@ _SAME_SIZE_WORD = {
 }
 
 
+def _asks_only_how_much(follow_up: str) -> bool:
+    """ "how much faster in actual numbers?": a quantity asked of what was just said, naming nothing new."""
+    own = set(tokenize(follow_up)) - _FILLER_WORDS - _QUANTITY_WORDS - _HOW_MUCH_WORDS
+    return explanation_match.question_kind(follow_up) == "quantity" and not own
+
+
 def already_said(follow_up: str, previous: Explanation) -> str:
     """The sentences of the previous answer that hold every term the follow-up adds ("how long does it
     take?" after an answer that says how long), and its measured numbers when the follow-up asks "how
@@ -460,7 +473,7 @@ def already_said(follow_up: str, previous: Explanation) -> str:
     numbers = explanation_match.question_kind(follow_up) == "quantity"
     own = set(tokenize(follow_up)) - _FILLER_WORDS
     if numbers:  # "how long does it take?" asks for the answer's figures, not for the words "long", "take"
-        own -= _QUANTITY_WORDS
+        own -= _QUANTITY_WORDS | _HOW_MUCH_WORDS
     elif not own:
         return ""
     # Each term the follow-up adds, with the words an answer says it in ("why not bigger?": "large blocks").
@@ -473,7 +486,7 @@ def already_said(follow_up: str, previous: Explanation) -> str:
         if any(held & forms for forms in wanted) or (numbers and re.search(r"\d", sentences[i]))
     ]
     found = set().union(*(terms[i] for i in holding)) if holding else set()
-    if not holding or not all(found & forms for forms in wanted) or len(holding) > 3:
+    if not holding or not all(found & forms for forms in wanted) or len(holding) > (5 if numbers else 3):
         return ""
     return " ".join(sentences[i] for i in holding)
 

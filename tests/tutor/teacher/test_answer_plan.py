@@ -429,6 +429,15 @@ def test_a_follow_up_the_previous_answer_already_answers_gets_those_sentences_no
     assert [c["section"] for c in plan.citations()] == [earlier.citations()[0]["section"]]
 
 
+def test_how_much_in_numbers_after_a_how_much_answer_quotes_its_numbers(course):
+    # The joined words rank "How much time per generated token can launch overhead eat?" first; the learner
+    # asks for the figures of the answer just given.
+    first = "How much launch overhead does replaying a CUDA graph save compared with eager PyTorch?"
+    earlier, plan = ask_after(first, "how much in actual numbers?", course)
+    assert plan.explanation.pk == earlier.explanation.pk and plan.already_said
+    assert "11.13" in plan.already_said and "1.56" in plan.already_said
+
+
 def test_already_said_needs_every_new_term_of_the_follow_up():
     from types import SimpleNamespace
 
