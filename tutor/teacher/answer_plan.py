@@ -276,8 +276,11 @@ def _decide(
     matches = lesson_vote(explanation_match.match(rewritten, course.slug, k=8), hits, course.slug)
     if follow_up and own_terms and not swapped:
         matches = _favour_the_new_part(matches, rewrite(corrected, words), rewrite(previous, words), course.slug)
-    kinds = explanation_match.get_index(course.slug).kinds
-    if follow_up and _asks_only_how_much(question) and kinds.get(previous_explanation_id) == "quantity":
+    if (
+        follow_up
+        and _asks_only_how_much(question)
+        and explanation_match.get_index(course.slug).kinds.get(previous_explanation_id) == "quantity"
+    ):
         # "how much in actual numbers?" after an answer to a how-much question asks for its numbers, which the
         # joined words may rank second: the previous answer leads, and is quoted below if it holds them.
         matches.sort(key=lambda m: m.explanation_id != previous_explanation_id)
