@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from quizzes.models import Card, Course, Explanation
 from tutor.teacher import explanation_match, intent
@@ -284,6 +284,8 @@ def _decide(
         # "how much in actual numbers?" after an answer to a how-much question asks for its numbers, which the
         # joined words may rank second: the previous answer leads, and is quoted below if it holds them.
         matches.sort(key=lambda m: m.explanation_id != previous_explanation_id)
+    if follow_up and previous_explanation_id is not None and explanation_match.question_kind(question) == "diagnose":
+        matches = _ways_to_tell_first(matches, previous_explanation_id, course.slug)
     matches = matches[:4]
     plan = Plan("not_covered", course, question, query=rewritten, hits=hits)
     if previous_explanation_id is not None:
@@ -461,6 +463,28 @@ _SAME_SIZE_WORD = {
     )
     for term in group
 }
+
+
+def _ways_to_tell_first(matches: list, previous_id: int, course_slug: str) -> list:
+    """ "how would I spot it in a profiler?" after "What is locality collapse?": an explanation that says how to
+    tell, on the previous answer's subject (one of its sections), leads; how to tell something else does not."""
+    idx = explanation_match.get_index(course_slug)
+    previous = idx.explanations.get(previous_id)
+    if previous is None:
+        return matches
+    subject = {s.slug for s in previous.sections.all()}
+    telling = [
+        m
+        for m in matches
+        if idx.kinds[m.explanation_id] == "diagnose"
+        and m.score >= explanation_match.NEAR
+        and subject & {s.slug for s in idx.explanations[m.explanation_id].sections.all()}
+    ]
+    if not telling:
+        return matches
+    # Of the kind asked and on the subject just answered: confident in this context even where the joined
+    # words alone fall short of the bar.
+    return [replace(telling[0], clear=True), *(m for m in matches if m is not telling[0])]
 
 
 def _asks_only_how_much(follow_up: str) -> bool:

@@ -438,6 +438,16 @@ def test_how_much_in_numbers_after_a_how_much_answer_quotes_its_numbers(course):
     assert "11.13" in plan.already_said and "1.56" in plan.already_said
 
 
+def test_how_to_spot_it_after_an_answer_gets_how_to_tell_on_that_subject(course):
+    # The joined words rank "How can I tell whether my matmul actually uses the tensor cores?" ahead; the way to
+    # tell on the subject just answered (locality collapse is a memory wall) leads instead.
+    earlier, plan = ask_after(
+        "What causes locality collapse in a kernel?", "how would I spot it in a profiler?", course
+    )
+    assert plan.kind == "explanation" and "memory wall" in plan.explanation.question.lower()
+    assert {s.slug for s in plan.explanation.sections.all()} & {s.slug for s in earlier.explanation.sections.all()}
+
+
 def test_already_said_needs_every_new_term_of_the_follow_up():
     from types import SimpleNamespace
 
