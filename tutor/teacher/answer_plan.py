@@ -234,6 +234,9 @@ def _decide(
             return Plan("declined", None, question)
         return Plan("not_covered", None, question)
     counts, words = course_vocabulary(course)
+    explanations = explanation_match.get_index(course.slug).explanations
+    # The answer this message follows, when it followed an explanation: read once, used by every rule below.
+    earlier = explanations.get(previous_explanation_id) if previous_explanation_id is not None else None
     # "bank conflicts in shard memory": a word typed for another, put back into the course's phrase.
     corrected = fix_phrases(question, words, course_phrases(course))
     previous = _previous_question(list(history))
@@ -245,9 +248,8 @@ def _decide(
         and (as_follow_up or intent.is_follow_up(question, own_terms) or _compares_something_unnamed(question, counts))
     )
     fixed = fix_typos(corrected, words)
-    if previous_explanation_id is not None and query is None and intent.asks_plainer(question):
-        earlier = explanation_match.get_index(course.slug).explanations.get(previous_explanation_id)
-        if earlier is not None and not [t for t in course_terms(fixed, counts) if len(t) > 1]:  # "I'm": not "m"
+    if earlier is not None and query is None and intent.asks_plainer(question):
+        if not [t for t in course_terms(fixed, counts) if len(t) > 1]:  # "I'm": not "m"
             # "ok but in plain words?" asks for the same answer, not for the next explanation its words match.
             return _in_short(Plan("explanation", course, question, query=earlier.question), earlier, exclude_card_id)
     swapped = None
@@ -284,15 +286,13 @@ def _decide(
         # "how much in actual numbers?" after an answer to a how-much question asks for its numbers, which the
         # joined words may rank second: the previous answer leads, and is quoted below if it holds them.
         matches.sort(key=lambda m: m.explanation_id != previous_explanation_id)
-    if follow_up and previous_explanation_id is not None and explanation_match.question_kind(question) == "diagnose":
-        matches = _ways_to_tell_first(matches, previous_explanation_id, course.slug)
+    if follow_up and earlier is not None and explanation_match.question_kind(question) == "diagnose":
+        matches = _ways_to_tell_first(matches, earlier, course.slug)
     matches = matches[:4]
     plan = Plan("not_covered", course, question, query=rewritten, hits=hits)
-    if previous_explanation_id is not None:
-        earlier = explanation_match.get_index(course.slug).explanations.get(previous_explanation_id)
-        plan.continues = frozenset(s.slug for s in earlier.sections.all()) if earlier else frozenset()
-    if follow_up and matches and matches[0].explanation_id == previous_explanation_id:
-        said = already_said(question, explanation_match.get_index(course.slug).explanations[previous_explanation_id])
+    plan.continues = _sections_of(earlier)
+    if follow_up and matches and earlier is not None and matches[0].explanation_id == earlier.pk:
+        said = already_said(question, earlier)
         if said and matches[0].answers:
             plan = _with_explanation(plan, matches[0], matches, exclude_card_id)
             plan.already_said, plan.support, plan.quote, plan.uncovered = said, None, "", []
@@ -310,7 +310,6 @@ def _decide(
         if _ASKS_FOR_CODE.search(question):
             # "Show it as pseudocode": the same subject, in code. Another explanation only if it gives code and
             # the previous one does not; few do, and the next one on the list would only change the subject.
-            explanations = explanation_match.get_index(course.slug).explanations
             fresh = [m for m in [matches[0], *fresh] if _HAS_CODE.search(explanations[m.explanation_id].answer)]
             fresh = fresh if fresh and fresh[0] is not matches[0] else []
         elif explanation_match.question_kind(question) == "cost":
@@ -342,7 +341,9 @@ def _decide(
         plan.uncovered = list(dict.fromkeys([*plan.uncovered, *unknown]))
         return _with_each_part(plan, each, matches, exclude_card_id)
     covered = (
-        None if follow_up or query is not None else _covered_part(fixed, [*plan.uncovered, *unknown], words, course)
+        None
+        if follow_up or query is not None
+        else _covered_part(fixed, [*plan.uncovered, *unknown], counts, words, course)
     )
     if covered is not None:
         # "How does a paged KV cache save memory? And how does speculative decoding pick its draft tokens?":
@@ -465,20 +466,21 @@ _SAME_SIZE_WORD = {
 }
 
 
-def _ways_to_tell_first(matches: list, previous_id: int, course_slug: str) -> list:
+def _sections_of(explanation: Explanation | None) -> frozenset[str]:
+    return frozenset(s.slug for s in explanation.sections.all()) if explanation is not None else frozenset()
+
+
+def _ways_to_tell_first(matches: list, previous: Explanation, course_slug: str) -> list:
     """ "how would I spot it in a profiler?" after "What is locality collapse?": an explanation that says how to
     tell, on the previous answer's subject (one of its sections), leads; how to tell something else does not."""
     idx = explanation_match.get_index(course_slug)
-    previous = idx.explanations.get(previous_id)
-    if previous is None:
-        return matches
-    subject = {s.slug for s in previous.sections.all()}
+    subject = _sections_of(previous)
     telling = [
         m
         for m in matches
         if idx.kinds[m.explanation_id] == "diagnose"
         and m.score >= explanation_match.NEAR
-        and subject & {s.slug for s in idx.explanations[m.explanation_id].sections.all()}
+        and subject & _sections_of(idx.explanations[m.explanation_id])
     ]
     if not telling:
         return matches
@@ -536,7 +538,7 @@ def _favour_the_new_part(matches, new_part: str, previous: str, course_slug: str
 def _in_short(plan: Plan, previous: Explanation, exclude_card_id: int | None) -> Plan:
     """The previous answer's opening paragraphs, on their own: the course has no plainer wording of it."""
     plan.explanation, plan.in_short = previous, True
-    plan.continues = frozenset(s.slug for s in previous.sections.all())
+    plan.continues = _sections_of(previous)
     plan.check_question = check_yourself(previous, exclude_card_id)
     return plan
 
@@ -716,7 +718,7 @@ def _each_part(question: str, rewritten: str, words: frozenset[str], course_slug
     return first, second
 
 
-def _covered_part(question: str, names: list[str], words: frozenset[str], course: Course):
+def _covered_part(question: str, names: list[str], counts: Counter, words: frozenset[str], course: Course):
     """For a message asking several things, some naming what the course never mentions: the strong match of
     the parts that name none of it, or None."""
     if not names:
@@ -744,7 +746,7 @@ def _covered_part(question: str, names: list[str], words: frozenset[str], course
         # "Does FlashAttention work the same on AMD GPUs? And what makes it fast?": "it" is the course's
         # subject named beside what it lacks.
         said = " ".join(about_uncovered)
-        terms = set(course_terms(said, course_vocabulary(course)[0]))
+        terms = set(course_terms(said, counts))
         context = " ".join([context, *dict.fromkeys(w for w in re.findall(r"[\w-]+", said) if w.lower() in terms)])
     found = explanation_match.match(rewrite(f"{context} {' '.join(covered)}", words), course.slug, k=1)
     # The bar of any question naming what the course lacks: a middling match is usually a namesake.
