@@ -39,7 +39,9 @@ another author after "unprompted" had been read, is half "dev" and half "unspoke
 eval/unsaid_questions.yaml, written the same way and day by another author after "unspoken" had been read, with
 how-to and when-not-to questions, is half "dev" and half "unsaid" (held out). eval/unvoiced_questions.yaml, written
 the same way and day by another author after "unsaid" had been read, with why, how-much and what-goes-wrong
-questions, is half "dev" and half "unvoiced" (held out).
+questions, is half "dev" and half "unvoiced" (held out). eval/unbidden_questions.yaml, written the same way and day by
+another author after "unvoiced" had been read, with more everyday, follow-up, short and when-not-to questions, is
+half "dev" and half "unbidden" (held out).
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -77,6 +79,7 @@ HALF_DEV_FILES = (
     "unspoken",
     "unsaid",
     "unvoiced",
+    "unbidden",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", *HALF_DEV_FILES)
