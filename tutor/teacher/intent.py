@@ -434,7 +434,7 @@ _FOLLOW_UP_START = re.compile(
     r"(?:show|give)\s+me\s+(?:an?\s+|some\s+|the\s+)?(?:example|code|pseudo-?code|snippet|sketch)s?(?=\W*(?:$|[,.;!?]|pl(?:ea)?se?\b))|"
     r"how big|how often|roughly|approximately|"
     r"how is (?:this|that|it)|is (?:this|that|it)|does (?:this|that|it)|what if|can you|could you|explain more|"
-    r"tell me more|more|in what way|which one)\b",
+    r"tell me more|more|in what way|which one|compared\s+(?:to|with)|vs|versus)\b",
     re.IGNORECASE,
 )
 # Words that stand for something named earlier; "there" only in a short message ("how much is there?").
@@ -503,7 +503,8 @@ def is_follow_up(question: str, content_terms: int) -> bool:
 # of the same kind (a GPU for a GPU, a number format for a number format).
 _SWAP_LEAD = re.compile(
     r"^\W*(?:(?:and|but|so)\s+)?(?:what\s+about|how\s+about|same\s+(?:for|on|with)|is\s+(?:that|it)\s+"
-    r"(?:still\s+)?(?:true|the\s+same)|(?:and|but)\b)",
+    r"(?:still\s+)?(?:true|the\s+same)|(?:and|but)\b|compared\s+(?:to|with)\b|vs\b|versus\b"
+    r"|(?:on|for|with|in)\s+(?:an?\s+|the\s+)?\w+\W*$)",
     re.IGNORECASE,
 )
 _KINDS = (

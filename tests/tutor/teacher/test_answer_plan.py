@@ -833,17 +833,18 @@ def test_a_word_typed_for_another_is_put_back_into_the_courses_phrase(course):
     assert plan.kind == "explanation" and plan.citations()[0]["section"] == "warps-shuffles-banks"
 
 
-def test_a_follow_up_naming_another_gpu_asks_the_previous_question_about_that_gpu(course):
-    """ "and on an A100?" after a question on the H100's measured bandwidth asks for the A100's bandwidth, not for
-    whatever the course says about the A100 (its cp.async copies)."""
+@pytest.mark.parametrize("follow_up", ["and on an A100?", "compared to an A100?", "vs the A100?", "on an A100?"])
+def test_a_follow_up_naming_another_gpu_asks_the_previous_question_about_that_gpu(course, follow_up):
+    """ "and on an A100?" (or "compared to an A100?") after a question on the H100's measured bandwidth asks for
+    the A100's bandwidth, not for whatever the course says about the A100 (its cp.async copies)."""
     from tutor.teacher.intent import swapped_in
 
     first = "How fast is HBM on an H100 in practice?"
-    assert swapped_in(first, "and on an A100?") == first.replace("H100", "A100")
+    assert swapped_in(first, follow_up) == first.replace("H100", "A100")
     assert swapped_in("Is FP8 worth it for decode?", "what about INT4?") == "Is INT4 worth it for decode?"
     assert swapped_in(first, "and why is that lower than the datasheet says?") is None  # no thing to swap
     assert swapped_in("What is TMA?", "and on an A100?") is None  # nothing of that kind in the question
-    _, plan = ask_after(first, "and on an A100?", course)
+    _, plan = ask_after(first, follow_up, course)
     assert plan.kind == "explanation" and "1.5 TB/s" in compose(plan)
     assert plan.citations()[0]["section"] == "memory-hierarchy"
 
