@@ -79,6 +79,11 @@ EVERYDAY = {
     "peak hours": "batching batch busy load",
     "rush hour": "batching batch busy load",
     "at the same time": "batching concurrent",
+    # The busy gauge a newcomer sees: nvidia-smi's utilization, in a task manager or a dashboard.
+    "usage meter": "gpu utilization nvidia-smi",
+    "task manager": "gpu utilization nvidia-smi",
+    "usage graph": "gpu utilization nvidia-smi",
+    "busy meter": "gpu utilization nvidia-smi",
     "several gpus": "multi-gpu tensor parallelism",
     "more than one gpu": "multi-gpu tensor parallelism",
     "several cards": "multi-gpu tensor parallelism",
@@ -401,6 +406,13 @@ _WAITS_ON_SOMETHING = re.compile(r"\bkeeps waiting\s+(?:on|for)\b")
 # "split the model over 4 GPUs" glosses as tensor parallelism, the usual way to do it; a learner who names the
 # kind of split ("... with pipeline parallelism") has said which one, and the gloss would only pull the other.
 _NAMES_ITS_PARALLELISM = re.compile(r"\b(?:pipeline|tensor|expert|data|sequence|context)[\s-]+parallel", re.I)
+# "at the same time" is batching when it is people or requests served together ("lots of users asking at the same
+# time"), not when it is the hardware's parts working in parallel or a meter that reads busy and slow at once.
+_SERVED_TOGETHER = re.compile(
+    r"\b(?:people|persons?|users?|requests?|chats?|conversations?|customers?|clients?|everyone|everybody|"
+    r"messages?|questions?|queries|prompts?|sequences?)\b",
+    re.IGNORECASE,
+)
 
 
 # A matrix or vector size as a learner writes it: "K=8190", "8192x8190", "the inner dim is 8190", "a vocab of
@@ -436,6 +448,7 @@ def add_course_terms(question: str) -> str:
         and not (about_the_text and phrase in _ONLY_FOR_STEPS)
         and not (phrase == "keeps waiting" and _WAITS_ON_SOMETHING.search(lower))
         and not (terms.endswith("parallelism") and _NAMES_ITS_PARALLELISM.search(lower))
+        and not (phrase == "at the same time" and not _SERVED_TOGETHER.search(lower))
     ]
     if _TENSOR_CORES.search(question):
         extra.append("tensor cores")

@@ -269,6 +269,22 @@ def test_keeps_waiting_means_idle_unless_the_message_says_what_is_waited_on():
     assert "launch" not in add_course_terms("My kernel keeps waiting for global memory")
 
 
+def test_at_the_same_time_means_batching_only_for_people_or_requests():
+    from tutor.teacher.question_rewrite import add_course_terms
+
+    assert "batching" in add_course_terms("How can one card answer lots of users at the same time?")
+    # The chip's parts working in parallel, or a gauge that reads busy while things feel slow, are not batching.
+    assert "batching" not in add_course_terms("Is a graphics card a bunch of tiny computers working at the same time?")
+    assert "batching" not in add_course_terms("How can it be maxed out and slow at the same time?")
+
+
+def test_a_busy_gauge_in_everyday_words_is_the_gpu_utilization_figure(course):
+    question = "My card's usage meter says 100%, but my AI program still feels sluggish. How can it be maxed out and slow?"
+    plan = plan_answer(question, course=course)
+    assert plan.kind == "explanation" and "resident" in plan.explanation.answer, plan.explanation
+    assert plan.citations()[0]["section"] == "kernels-launch-cost"
+
+
 @pytest.mark.parametrize("follow_up", ["ok but in plain words?", "simpler please, I'm lost", "can you ELI5?"])
 def test_a_request_for_plainer_words_stays_on_the_previous_answer(course, follow_up):
     # Matched with the previous question, "plain words" drifted to the next memory-wall explanation.
