@@ -279,7 +279,9 @@ def test_at_the_same_time_means_batching_only_for_people_or_requests():
 
 
 def test_a_busy_gauge_in_everyday_words_is_the_gpu_utilization_figure(course):
-    question = "My card's usage meter says 100%, but my AI program still feels sluggish. How can it be maxed out and slow?"
+    question = (
+        "My card's usage meter says 100%, but my AI program still feels sluggish. How can it be maxed out and slow?"
+    )
     plan = plan_answer(question, course=course)
     assert plan.kind == "explanation" and "resident" in plan.explanation.answer, plan.explanation
     assert plan.citations()[0]["section"] == "kernels-launch-cost"
