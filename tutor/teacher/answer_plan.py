@@ -438,7 +438,9 @@ _QUANTITY_WORDS = frozenset(
     tokenize("much many big bigger large larger long longer fast faster slow slower small smaller take takes took")
 )
 # What a how-much follow-up may add without naming anything new ("in actual numbers?", "in practice?").
-_HOW_MUCH_WORDS = frozenset(tokenize("numbers figures overall practice measure measured save saves saving"))
+_HOW_MUCH_WORDS = frozenset(
+    tokenize("numbers figures overall practice measure measured save saves saving reach reaches hit achieve attain")
+)
 # Words a follow-up leans on that no answer's sentence needs to hold ("why not make them way bigger then?").
 # Nor the judgement asked of it ("is higher always better?"): the answer says when, in its own words.
 _FILLER_WORDS = frozenset(

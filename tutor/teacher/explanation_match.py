@@ -136,7 +136,15 @@ _KINDS: list[tuple[str, re.Pattern]] = [
             re.IGNORECASE,
         ),
     ),
-    ("quantity", re.compile(r"\bhow\s+(?:much|many|big|large|long|fast|slow|small)\b", re.IGNORECASE)),
+    (
+        # "how much ...?", and a figure asked for by what something attains: "what does it really reach?"
+        "quantity",
+        re.compile(
+            r"\bhow\s+(?:much|many|big|large|long|fast|slow|small)\b|\bwhat\s+(?:does|do|did|can)\s+"
+            r"(?:it|they|that|this|one|you|we)\s+(?:really\s+|actually\s+|truly\s+)?(?:reach|hit|achieve|attain)\b",
+            re.IGNORECASE,
+        ),
+    ),
     ("when", re.compile(r"\bwhen\s+(?:should|not|to|is\s+it|would)\b|\bshould\s+i\b|\bbad\s+idea\b|\bworth\b", re.I)),
     ("why", re.compile(r"\bwhy\b|\bhow\s+come\b|\bwhat(?:'s|\s+is)\s+the\s+reason\b", re.IGNORECASE)),
     ("how", re.compile(r"^\W*how\s+(?:do|does|can|should|to|is|are)\b", re.IGNORECASE)),

@@ -867,6 +867,13 @@ def test_a_follow_up_naming_another_gpu_asks_the_previous_question_about_that_gp
     assert plan.citations()[0]["section"] == "memory-hierarchy"
 
 
+def test_what_does_it_really_reach_asks_for_the_measured_figure(course):
+    """ "and what does it really reach?" after the spec-sheet bandwidth asks for a number: the previous answer's
+    measured copy rate, not its one sentence that happens to say "reached" (a fused kernel's bandwidth)."""
+    _, plan = ask_after("What's the H100's spec-sheet HBM bandwidth?", "and what does it really reach?", course)
+    assert plan.kind == "explanation" and "2.96 TB/s" in plan.already_said, plan.already_said
+
+
 def test_show_me_an_example_is_a_follow_up_but_a_new_request_is_not(course):
     """ "show me an example, pseudocode is fine" asks for more of the previous answer, like "give me an example";
     "pseudocode" is the form asked for, not a subject the course lacks. "show me some code for my bathroom
