@@ -437,7 +437,8 @@ def lesson_vote(matches: list, hits: list[Hit], course_slug: str) -> list:
 _QUANTITY_WORDS = frozenset(
     tokenize("much many big bigger large larger long longer fast faster slow slower small smaller take takes took")
 )
-# What a how-much follow-up may add without naming anything new ("in actual numbers?", "in practice?").
+# What a how-much follow-up may add without naming anything new ("in actual numbers?", "in practice?", "what does
+# it really reach?").
 _HOW_MUCH_WORDS = frozenset(
     tokenize("numbers figures overall practice measure measured save saves saving reach reaches hit achieve attain")
 )

@@ -499,8 +499,8 @@ def is_follow_up(question: str, content_terms: int) -> bool:
     )
 
 
-# "and on an A100?", "what about FP8?", "same for the H200?": the previous question again, about another thing
-# of the same kind (a GPU for a GPU, a number format for a number format).
+# "and on an A100?", "compared to an A100?", "what about FP8?", "same for the H200?", "on an H200?": the previous
+# question again, about another thing of the same kind (a GPU for a GPU, a number format for a number format).
 _SWAP_LEAD = re.compile(
     r"^\W*(?:(?:and|but|so)\s+)?(?:what\s+about|how\s+about|same\s+(?:for|on|with)|is\s+(?:that|it)\s+"
     r"(?:still\s+)?(?:true|the\s+same)|(?:and|but)\b|compared\s+(?:to|with)\b|vs\b|versus\b"
