@@ -41,7 +41,9 @@ how-to and when-not-to questions, is half "dev" and half "unsaid" (held out). ev
 the same way and day by another author after "unsaid" had been read, with why, how-much and what-goes-wrong
 questions, is half "dev" and half "unvoiced" (held out). eval/unbidden_questions.yaml, written the same way and day by
 another author after "unvoiced" had been read, with more everyday, follow-up, short and when-not-to questions, is
-half "dev" and half "unbidden" (held out).
+half "dev" and half "unbidden" (held out). eval/unstated_questions.yaml, written the same way and day by another author
+after "unbidden" had been read, with more scenarios and everyday questions, is half "dev" and half "unstated" (held
+out).
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -80,6 +82,7 @@ HALF_DEV_FILES = (
     "unsaid",
     "unvoiced",
     "unbidden",
+    "unstated",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", *HALF_DEV_FILES)
