@@ -36,7 +36,12 @@ from tutor.teacher.course_vocabulary import (
     uncovered_terms,
 )
 from tutor.teacher.explanation_match import bare_term
-from tutor.teacher.lesson_quotes import readable_passage, statements, supporting_quote, terms_of
+from tutor.teacher.lesson_quotes import (
+    readable_passage,
+    statements_by_paragraph,
+    supporting_quote,
+    terms_of,
+)
 from tutor.teacher.message_parts import parts_by_sentence, question_parts
 from tutor.teacher.question_rewrite import fix_phrases, fix_typos, rewrite
 from tutor.teacher.retrieval import Hit, one_question, retrieve, tokenize
@@ -234,7 +239,8 @@ def _decide(
             return Plan("declined", None, question)
         return Plan("not_covered", None, question)
     counts, words = course_vocabulary(course)
-    explanations = explanation_match.get_index(course.slug).explanations
+    index = explanation_match.get_index(course.slug)
+    explanations = index.explanations
     # The answer this message follows, when it followed an explanation: read once, used by every rule below.
     earlier = explanations.get(previous_explanation_id) if previous_explanation_id is not None else None
     # "bank conflicts in shard memory": a word typed for another, put back into the course's phrase.
@@ -278,14 +284,10 @@ def _decide(
     matches = lesson_vote(explanation_match.match(rewritten, course.slug, k=8), hits, course.slug)
     if follow_up and own_terms and not swapped:
         matches = _favour_the_new_part(matches, rewrite(corrected, words), rewrite(previous, words), course.slug)
-    if (
-        follow_up
-        and _asks_only_how_much(question)
-        and explanation_match.get_index(course.slug).kinds.get(previous_explanation_id) == "quantity"
-    ):
+    if follow_up and _asks_only_how_much(question) and earlier is not None and index.kinds[earlier.pk] == "quantity":
         # "how much in actual numbers?" after an answer to a how-much question asks for its numbers, which the
         # joined words may rank second: the previous answer leads, and is quoted below if it holds them.
-        matches.sort(key=lambda m: m.explanation_id != previous_explanation_id)
+        matches.sort(key=lambda m: m.explanation_id != earlier.pk)
     if follow_up and earlier is not None and explanation_match.question_kind(question) == "diagnose":
         matches = _ways_to_tell_first(matches, earlier, course.slug)
     matches = matches[:4]
@@ -315,8 +317,7 @@ def _decide(
         elif explanation_match.question_kind(question) == "cost":
             # Of those, first one that answers with a cost: "what's the catch?" after "What is a paged KV
             # cache?" wants what paging costs, not how to size its blocks.
-            kinds = explanation_match.get_index(course.slug).kinds
-            fresh.sort(key=lambda m: kinds[m.explanation_id] != "cost")
+            fresh.sort(key=lambda m: index.kinds[m.explanation_id] != "cost")
         if fresh:
             matches = fresh + [m for m in matches if m not in fresh]
     # What the course lacks, and which of it the message asks about (a name that only sets the scene, "Every
@@ -438,9 +439,12 @@ _QUANTITY_WORDS = frozenset(
     tokenize("much many big bigger large larger long longer fast faster slow slower small smaller take takes took")
 )
 # What a how-much follow-up may add without naming anything new ("in actual numbers?", "in practice?", "what does
-# it really reach?").
+# it really reach?", "how big is the difference?").
 _HOW_MUCH_WORDS = frozenset(
-    tokenize("numbers figures overall practice measure measured save saves saving reach reaches hit achieve attain")
+    tokenize(
+        "numbers figures overall practice measure measured save saves saving reach reaches hit achieve attain "
+        "difference gap"
+    )
 )
 # Words a follow-up leans on that no answer's sentence needs to hold ("why not make them way bigger then?").
 # Nor the judgement asked of it ("is higher always better?"): the answer says when, in its own words.
@@ -498,6 +502,10 @@ def _asks_only_how_much(follow_up: str) -> bool:
     return explanation_match.question_kind(follow_up) == "quantity" and not own
 
 
+_ASKS_FOR_EXAMPLE = re.compile(r"\b(?:examples?|instance)\b", re.IGNORECASE)
+_OPENS_EXAMPLE = re.compile(r"(?:for\s+(?:example|instance)|e\.g\.|example:)", re.IGNORECASE)
+
+
 def already_said(follow_up: str, previous: Explanation) -> str:
     """The sentences of the previous answer that hold every term the follow-up adds ("how long does it
     take?" after an answer that says how long), and its measured numbers when the follow-up asks "how
@@ -510,7 +518,8 @@ def already_said(follow_up: str, previous: Explanation) -> str:
         return ""
     # Each term the follow-up adds, with the words an answer says it in ("why not bigger?": "large blocks").
     wanted = [_SAME_SIZE_WORD.get(term, frozenset({term})) for term in own]
-    sentences = statements(previous.answer)
+    paragraphs = statements_by_paragraph(previous.answer)
+    sentences = [s for paragraph in paragraphs for s in paragraph]
     terms = [terms_of(sentence) for sentence in sentences]
     holding = [
         i
@@ -520,6 +529,18 @@ def already_said(follow_up: str, previous: Explanation) -> str:
     found = set().union(*(terms[i] for i in holding)) if holding else set()
     if not holding or not all(found & forms for forms in wanted) or len(holding) > (5 if numbers else 3):
         return ""
+    if _ASKS_FOR_EXAMPLE.search(follow_up):
+        # "give me an example": the example whole, not only its opening sentence ("For example, a shuffle
+        # down by 4 ..." goes on to sum 32 values in five steps).
+        paragraph_of = [n for n, paragraph in enumerate(paragraphs) for _ in paragraph]
+        holding = sorted(
+            {
+                j
+                for i in holding
+                for j in (range(i, len(sentences)) if _OPENS_EXAMPLE.match(sentences[i]) else [i])
+                if paragraph_of[j] == paragraph_of[i]
+            }
+        )
     return " ".join(sentences[i] for i in holding)
 
 
@@ -571,7 +592,12 @@ _TWO_THINGS = [
     ),
     re.compile(r"\bcompare\s+(?P<a>.+?)\s+(?:and|with|to)\s+(?P<b>.+?)" + _END, re.I),
 ]
-_TRAILER = re.compile(r"\s+(?:on|in|for)\s+(?:an?\s+|the\s+)?(?:gpu|gpus|cuda|h100|nvidia\s+gpus?)\s*$", re.I)
+# Where or what for, not part of the thing's name: "pipeline parallelism for serving", "kernels on a GPU".
+_TRAILER = re.compile(
+    r"\s+(?:on|in|for|during)\s+(?:an?\s+|the\s+)?(?:gpu|gpus|cuda|h100|nvidia\s+gpus?|serving|"
+    r"(?:llm\s+)?inference|llms?|production|transformers?)\s*$",
+    re.I,
+)
 
 
 # "Both L2 and shared memory are on chip, so what's the difference between them?": the two things are named

@@ -125,6 +125,11 @@ _KINDS: list[tuple[str, re.Pattern]] = [
         ),
     ),
     (
+        # "how big is the difference?", "how large was the gap?": a figure, not the two sides of a comparison.
+        "quantity",
+        re.compile(r"\bhow\s+(?:big|large|much)\s+(?:is|was|of)\s+(?:the|a|that)\s+(?:difference|gap)\b", re.I),
+    ),
+    (
         "difference",
         re.compile(r"\b(?:difference|differences|differ|vs\.?|versus|compared?\s+(?:to|with)|compare)\b", re.I),
     ),
@@ -184,6 +189,9 @@ class ExplanationIndex:
         self.fingerprint = fingerprint
         self.explanations = {e.pk: e for e in explanations}
         self.kinds = {e.pk: question_kind(e.question) for e in explanations}
+        # "What is coalesced memory access, and why does it matter?" defines its term before it asks more: it
+        # answers "coalesced loads?" as a definition does.
+        self.defines = {e.pk: _defines(e.question) for e in explanations}
         self.negated = {e.pk: asks_negated(e.question) for e in explanations}
         self.wordings: list[_Wording] = []
         self.texts: list[str] = []
@@ -376,6 +384,13 @@ def _defining(idx: ExplanationIndex, term: str, explanations: list) -> int:
 _QUALIFIER = re.compile(r",|\s(?:and|in|on|for|when|if|vs\.?|versus)\s", re.IGNORECASE)
 
 
+def _defines(question: str) -> bool:
+    """ "What is X?", "What is X, and why does it matter?", "What is X in LLM inference?": a question that asks
+    first what a term of up to three words is."""
+    head = _QUALIFIER.split(question, maxsplit=1)[0]  # not "What's the difference between prefill"
+    return bool(_LEAD.match(head)) and len(bare_term(head).split()) <= 3 and question_kind(head) in (None, "definition")
+
+
 def get_index(course_slug: str) -> ExplanationIndex:
     fp = once_per_question(("explanations", course_slug), lambda: _fingerprint(course_slug))
     idx = _cache.get(course_slug)
@@ -408,9 +423,13 @@ def match(question: str, course_slug: str, k: int = 3, *, paraphrase_vote: bool 
     asked = question_kind(question)
     negated = asks_negated(question)
     share = answer_share(len(tokens))
+    # "coalesced loads?", and "what is tensor parallelism and why does it need an all-reduce?": asks first what
+    # something is, whatever else it asks after.
+    asks_what = asked == "definition" or _defines(question)
 
     def score(pk: int) -> float:
-        bonus = KIND_BONUS if same_kind(asked, idx.kinds[pk]) else 0.0
+        defined = asks_what and idx.defines[pk]
+        bonus = KIND_BONUS if defined or same_kind(asked, idx.kinds[pk]) else 0.0
         if idx.negated[pk] != negated:
             bonus -= NEGATION_PENALTY
         wording = lexical[pk]

@@ -426,6 +426,9 @@ def is_off_topic(question: str, course_slug: str | None = None) -> bool:
     return lead >= OFF_TOPIC_MARGIN or (lead >= OTHER_SENSE_LEAD and bool(_OTHER_SENSE.search(question)))
 
 
+# "compared to an A100?", "vs the A100?": a comparison with the previous answer's subject, both a follow-up's
+# opening and the lead of a swapped-in one.
+_COMPARED = r"compared\s+(?:to|with)|vs|versus"
 # A short message that leans on the previous turn: a bare "why?", an "and ...", a pronoun standing for
 # the earlier topic, or a request for more of the same.
 _FOLLOW_UP_START = re.compile(
@@ -434,7 +437,7 @@ _FOLLOW_UP_START = re.compile(
     r"(?:show|give)\s+me\s+(?:an?\s+|some\s+|the\s+)?(?:example|code|pseudo-?code|snippet|sketch)s?(?=\W*(?:$|[,.;!?]|pl(?:ea)?se?\b))|"
     r"how big|how often|roughly|approximately|"
     r"how is (?:this|that|it)|is (?:this|that|it)|does (?:this|that|it)|what if|can you|could you|explain more|"
-    r"tell me more|more|in what way|which one|compared\s+(?:to|with)|vs|versus)\b",
+    rf"tell me more|more|in what way|which one|{_COMPARED})\b",
     re.IGNORECASE,
 )
 # Words that stand for something named earlier; "there" only in a short message ("how much is there?").
@@ -503,7 +506,7 @@ def is_follow_up(question: str, content_terms: int) -> bool:
 # question again, about another thing of the same kind (a GPU for a GPU, a number format for a number format).
 _SWAP_LEAD = re.compile(
     r"^\W*(?:(?:and|but|so)\s+)?(?:what\s+about|how\s+about|same\s+(?:for|on|with)|is\s+(?:that|it)\s+"
-    r"(?:still\s+)?(?:true|the\s+same)|(?:and|but)\b|compared\s+(?:to|with)\b|vs\b|versus\b"
+    rf"(?:still\s+)?(?:true|the\s+same)|(?:and|but)\b|(?:{_COMPARED})\b"
     r"|(?:on|for|with|in)\s+(?:an?\s+|the\s+)?\w+\W*$)",
     re.IGNORECASE,
 )

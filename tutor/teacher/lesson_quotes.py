@@ -40,6 +40,11 @@ def _list_items_punctuated(lines: list[str]) -> list[str]:
 
 
 def statements(text: str) -> list[str]:
+    return [s for paragraph in statements_by_paragraph(text) for s in paragraph]
+
+
+def statements_by_paragraph(text: str) -> list[list[str]]:
+    """The statements of each prose paragraph, in order (see statements)."""
     out = []
     for block in re.split(r"\n\s*\n", _CODE.sub("", text)):
         stripped = block.strip()
@@ -48,11 +53,13 @@ def statements(text: str) -> list[str]:
         flat = " ".join(_list_items_punctuated(stripped.splitlines()))
         # Not a question, nor a sentence that only introduces what follows it ("... keeps three values:",
         # "Figures below are for an H100") or points at a table: out of its place it points at nothing.
-        out += [
-            s.strip()
-            for s in _SENTENCE.split(flat)
-            if len(s.strip()) > 20 and not s.strip().endswith(("?", ":")) and not _POINTS_BELOW.search(s)
-        ]
+        out.append(
+            [
+                s.strip()
+                for s in _SENTENCE.split(flat)
+                if len(s.strip()) > 20 and not s.strip().endswith(("?", ":")) and not _POINTS_BELOW.search(s)
+            ]
+        )
     return out
 
 

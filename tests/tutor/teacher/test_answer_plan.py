@@ -193,7 +193,7 @@ def test_a_question_about_something_else_gets_no_passage_quoted_below_the_bar(co
     for elsewhere in ("Is fusion cuisine just a fad?", "What's the best way to cache my firewood for winter?"):
         plan = plan_answer(elsewhere, course=course)
         assert plan.kind == "declined" and not plan.cited, elsewhere
-    assert plan_answer("FlashDecoding?", course=course).kind == "passage"  # a course name with no explanation
+    assert plan_answer("exponentiated scores?", course=course).kind == "passage"  # course words with no explanation
     # A newcomer's scenario is told in everyday words the course never uses; the paraphrase vote still finds
     # it about the course, and it is not waved off with the help line.
     from tutor.teacher.answer_plan import _about_something_else
@@ -948,3 +948,59 @@ def test_a_newcomers_words_find_an_explanation_on_what_they_mean(course, questio
     plan = plan_answer(question, course=course)
     assert plan.kind == "explanation", plan.kind
     assert section in {s.slug for s in plan.explanation.sections.all()}, plan.explanation.question
+
+
+def test_give_me_an_example_quotes_the_example_whole(course):
+    """ "can you give an example?" after an answer that holds one gets all of it: the sentence that opens the
+    example and the ones that carry it on in the same paragraph (the shuffle sums 32 values in five steps)."""
+    _, plan = ask_after("What's a warp shuffle?", "can you give an example?", course)
+    assert plan.kind == "explanation" and plan.already_said.startswith("For example"), plan.already_said
+    assert "five steps" in plan.already_said and "lane 0" in plan.already_said
+
+
+def test_how_big_is_the_difference_asks_for_the_previous_answers_figures(course):
+    """ "how big is the difference, in actual numbers?" after a how-much answer asks for its measured numbers,
+    not for the two sides of a comparison."""
+    from tutor.teacher.explanation_match import question_kind
+
+    assert question_kind("how big is the difference?") == "quantity"
+    assert question_kind("What's the difference between prefill and decode?") == "difference"
+    _, plan = ask_after(
+        "How much does torch.compile speed up bias + GELU on a big bf16 tensor?",
+        "how big is the difference, in actual numbers?",
+        course,
+    )
+    assert "0.529 ms" in plan.already_said and "0.215 ms" in plan.already_said, plan.already_said
+
+
+def test_a_setting_after_the_second_thing_named_is_not_part_of_its_name(course):
+    """ "Tensor parallelism versus pipeline parallelism for serving": the two things are the two parallelisms, so
+    the explanation comparing them answers, not one explanation of each."""
+    from tutor.teacher.answer_plan import two_things
+
+    question = (
+        "Tensor parallelism versus pipeline parallelism for serving: what does each one split, and which of them "
+        "actually makes tokens come out faster?"
+    )
+    assert two_things(question) == ("Tensor parallelism", "pipeline parallelism")
+    plan = plan_answer(question, course=course)
+    assert plan.kind == "explanation" and plan.also is None, plan.also
+    assert "pipeline parallelism" in plan.explanation.question and "tensor parallelism" in plan.explanation.question
+
+
+@pytest.mark.parametrize(
+    ("question", "defined"),
+    [
+        ("coalesced loads?", "What is coalesced memory access, and why does it matter?"),
+        ("what is tensr paralelism and why does it need an all reduce", "What is tensor parallelism?"),
+    ],
+)
+def test_a_question_asking_first_what_something_is_gets_its_definition(course, question, defined):
+    """A bare term, or "what is X and why ...?", asks first what X is: the explanation that defines X answers,
+    even where it goes on to ask more ("..., and why does it matter?") or another explanation says why."""
+    from tutor.teacher.explanation_match import _defines
+
+    assert _defines("What is coalesced memory access, and why does it matter?")
+    assert not _defines("What's the difference between prefill and decode?")
+    plan = plan_answer(question, course=course)
+    assert plan.kind == "explanation" and plan.explanation.question == defined, plan.explanation.question
