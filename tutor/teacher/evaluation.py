@@ -43,7 +43,8 @@ questions, is half "dev" and half "unvoiced" (held out). eval/unbidden_questions
 another author after "unvoiced" had been read, with more everyday, follow-up, short and when-not-to questions, is
 half "dev" and half "unbidden" (held out). eval/unstated_questions.yaml, written the same way and day by another author
 after "unbidden" had been read, with more scenarios and everyday questions, is half "dev" and half "unstated" (held
-out).
+out). eval/unmentioned_questions.yaml, written the same way and day by another author after "unstated" had been
+measured, with more follow-ups and how-to questions, is half "dev" and half "unmentioned" (held out).
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -83,6 +84,7 @@ HALF_DEV_FILES = (
     "unvoiced",
     "unbidden",
     "unstated",
+    "unmentioned",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", *HALF_DEV_FILES)
