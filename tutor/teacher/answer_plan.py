@@ -284,6 +284,11 @@ def _decide(
     matches = lesson_vote(explanation_match.match(rewritten, course.slug, k=8), hits, course.slug)
     if follow_up and own_terms and not swapped:
         matches = _favour_the_new_part(matches, rewrite(corrected, words), rewrite(previous, words), course.slug)
+    # "does that apply to FP8 as well?" after an answer that already says what FP8 needs ("8 bf16 values or 16
+    # FP8 values"): that answer leads, and what it says of FP8 is quoted below.
+    swapped_in = set(tokenize(swapped)) - set(tokenize(previous)) if swapped and earlier is not None else set()
+    if swapped_in and swapped_in <= terms_of(earlier.answer):
+        matches.sort(key=lambda m: m.explanation_id != earlier.pk)
     if follow_up and _asks_only_how_much(question) and earlier is not None and index.kinds[earlier.pk] == "quantity":
         # "how much in actual numbers?" after an answer to a how-much question asks for its numbers, which the
         # joined words may rank second: the previous answer leads, and is quoted below if it holds them.
@@ -294,7 +299,7 @@ def _decide(
     plan = Plan("not_covered", course, question, query=rewritten, hits=hits)
     plan.continues = _sections_of(earlier)
     if follow_up and matches and earlier is not None and matches[0].explanation_id == earlier.pk:
-        said = already_said(question, earlier)
+        said = already_said(" ".join(sorted(swapped_in)) or question, earlier)
         if said and matches[0].answers:
             plan = _with_explanation(plan, matches[0], matches, exclude_card_id)
             plan.already_said, plan.support, plan.quote, plan.uncovered = said, None, "", []
@@ -671,6 +676,11 @@ def _comparison_first(matches: list, sides: tuple[str, str] | None, course_slug:
     return comparing[:1] + [m for m in matches if m not in comparing[:1]]
 
 
+_BASELINE = re.compile(
+    r"^(?:the\s+)?(?:regular|standard|normal|plain|vanilla|ordinary|usual|traditional|classic|conventional)\s+", re.I
+)
+
+
 def _each_side(sides: tuple[str, str], course_slug: str, best) -> tuple[Explanation, Explanation] | None:
     """For "the difference between A and B" (`sides`, see two_things): the explanations of A and of B, when the
     best match is not one explanation that covers both (a "difference" explanation naming the two) and each
@@ -678,6 +688,10 @@ def _each_side(sides: tuple[str, str], course_slug: str, best) -> tuple[Explanat
     idx = explanation_match.get_index(course_slug)
     side_tokens = [set(tokenize(side)) for side in sides]
     if best is not None and best.answers and _compares(idx.explanations[best.explanation_id], side_tokens):
+        return None
+    if any(_BASELINE.match(side) for side in sides):
+        # "flash attention vs regular attention": the other side's explanation says what it changes about the
+        # usual way; "regular attention" is not a subject of its own ("What is regular attention?" finds paging).
         return None
     found = []
     for side in sides:

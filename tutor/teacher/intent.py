@@ -502,11 +502,13 @@ def is_follow_up(question: str, content_terms: int) -> bool:
     )
 
 
-# "and on an A100?", "compared to an A100?", "what about FP8?", "same for the H200?", "on an H200?": the previous
-# question again, about another thing of the same kind (a GPU for a GPU, a number format for a number format).
+# "and on an A100?", "compared to an A100?", "what about FP8?", "does that apply to FP8 as well?", "same for the
+# H200?", "on an H200?": the previous question again, about another thing of the same kind (a GPU for a GPU, a
+# number format for a number format).
 _SWAP_LEAD = re.compile(
     r"^\W*(?:(?:and|but|so)\s+)?(?:what\s+about|how\s+about|same\s+(?:for|on|with)|is\s+(?:that|it)\s+"
-    rf"(?:still\s+)?(?:true|the\s+same)|(?:and|but)\b|(?:{_COMPARED})\b"
+    r"(?:still\s+|also\s+)?(?:true|the\s+same)|(?:does|do|would|will)\s+(?:that|it|this|the\s+same)\s+"
+    rf"(?:also\s+|still\s+)?(?:apply|hold|work)\b|(?:and|but)\b|(?:{_COMPARED})\b"
     r"|(?:on|for|with|in)\s+(?:an?\s+|the\s+)?\w+\W*$)",
     re.IGNORECASE,
 )
@@ -516,12 +518,13 @@ _KINDS = (
 )
 _TOKEN = re.compile(r"[A-Za-z0-9]+")
 SWAP_WORDS = 6  # a longer message says more than "the same, for X"
+_AS_WELL = re.compile(r"\s+(?:as\s+well|too|also)\W*$", re.IGNORECASE)  # not counted: "... to FP8 as well?"
 
 
 def swapped_in(previous: str, follow_up: str) -> str | None:
     """The previous question with one of its things swapped for the one a short follow-up names ("What HBM
     bandwidth does an H100 reach?" + "and on an A100?" -> "... does an A100 reach?"), or None."""
-    if len(follow_up.split()) > SWAP_WORDS or not _SWAP_LEAD.match(follow_up):
+    if len(_AS_WELL.sub("", follow_up).split()) > SWAP_WORDS or not _SWAP_LEAD.match(follow_up):
         return None
     for new in _TOKEN.findall(follow_up):
         kind = next((k for k in _KINDS if k.match(new)), None)

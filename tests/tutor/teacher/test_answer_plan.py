@@ -984,8 +984,9 @@ def test_a_setting_after_the_second_thing_named_is_not_part_of_its_name(course):
     )
     assert two_things(question) == ("Tensor parallelism", "pipeline parallelism")
     plan = plan_answer(question, course=course)
-    assert plan.kind == "explanation" and plan.also is None, plan.also
+    assert plan.kind == "explanation"
     assert "pipeline parallelism" in plan.explanation.question and "tensor parallelism" in plan.explanation.question
+    assert plan.also is None or not plan.also.question.startswith("What is"), plan.also.question
 
 
 @pytest.mark.parametrize(
@@ -1004,3 +1005,25 @@ def test_a_question_asking_first_what_something_is_gets_its_definition(course, q
     assert not _defines("What's the difference between prefill and decode?")
     plan = plan_answer(question, course=course)
     assert plan.kind == "explanation" and plan.explanation.question == defined, plan.explanation.question
+
+
+def test_regular_x_is_the_usual_way_not_a_second_subject(course):
+    """ "flash attention vs regular attention": FlashAttention's explanation says what it changes about the usual
+    way, whole; "regular attention" is not looked up on its own (it matched paged attention)."""
+    plan = plan_answer(
+        "whats the diffrence betwen flash atention and regular atention, is it just faster", course=course
+    )
+    assert plan.kind == "explanation" and plan.also is None, plan.also
+    assert plan.explanation.question == "What is FlashAttention?"
+    assert "exact" in compose(plan)
+
+
+def test_does_that_apply_to_x_as_well_reads_the_previous_answer_for_x(course):
+    """ "does that apply to FP8 as well?" asks the previous question again about FP8, and where the previous
+    answer already says what FP8 needs, that sentence is quoted rather than another explanation of FP8."""
+    from tutor.teacher import intent
+
+    previous = "What alignment do tensor cores want for the rows of a bf16 matrix?"
+    assert intent.swapped_in(previous, "does that apply to FP8 as well?") == previous.replace("bf16", "FP8")
+    _, plan = ask_after(previous, "does that apply to FP8 as well?", course)
+    assert "16 FP8 values" in plan.already_said, plan.already_said
