@@ -286,8 +286,8 @@ def _decide(
         matches = _favour_the_new_part(matches, rewrite(corrected, words), rewrite(previous, words), course.slug)
     # "does that apply to FP8 as well?" after an answer that already says what FP8 needs ("8 bf16 values or 16
     # FP8 values"): that answer leads, and what it says of FP8 is quoted below.
-    swapped_in = set(tokenize(swapped)) - set(tokenize(previous)) if swapped and earlier is not None else set()
-    if swapped_in and swapped_in <= terms_of(earlier.answer):
+    swapped_terms = set(tokenize(swapped)) - set(tokenize(previous)) if swapped and earlier is not None else set()
+    if swapped_terms and swapped_terms <= terms_of(earlier.answer):
         matches.sort(key=lambda m: m.explanation_id != earlier.pk)
     if follow_up and _asks_only_how_much(question) and earlier is not None and index.kinds[earlier.pk] == "quantity":
         # "how much in actual numbers?" after an answer to a how-much question asks for its numbers, which the
@@ -299,7 +299,7 @@ def _decide(
     plan = Plan("not_covered", course, question, query=rewritten, hits=hits)
     plan.continues = _sections_of(earlier)
     if follow_up and matches and earlier is not None and matches[0].explanation_id == earlier.pk:
-        said = already_said(" ".join(sorted(swapped_in)) or question, earlier)
+        said = already_said(" ".join(sorted(swapped_terms)) or question, earlier)
         if said and matches[0].answers:
             plan = _with_explanation(plan, matches[0], matches, exclude_card_id)
             plan.already_said, plan.support, plan.quote, plan.uncovered = said, None, "", []
