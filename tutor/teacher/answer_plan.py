@@ -267,7 +267,7 @@ def _decide(
         # "and on an A100?" after an H100 question asks that question again about the A100, not about whatever
         # the course says of the A100.
         swapped = intent.swapped_in(previous, corrected)
-        resolved = swapped or f"{previous} {_reason_asked_of(question, previous_explanation_id, course)} {corrected}"
+        resolved = swapped or f"{previous} {_reason_asked_of(question, earlier)} {corrected}"
     rewritten = rewrite(resolved, words)
     # The detector reads the learner's own message; its paraphrase vote shares the vector of what is
     # matched when that is the same message (not a follow-up joined to its previous question).
@@ -410,13 +410,12 @@ def _compares_something_unnamed(question: str, counts: Counter) -> bool:
     )
 
 
-def _reason_asked_of(question: str, previous_explanation_id: int | None, course: Course) -> str:
-    """A bare "why?" asks the reason for what the previous answer said, not the previous question again: the
-    answer's opening paragraph joins the query, so the match lands on the explanation of that claim."""
-    if previous_explanation_id is None or not intent.asks_bare_reason(question):
+def _reason_asked_of(question: str, earlier: Explanation | None) -> str:
+    """A bare "why?" asks the reason for what the previous answer (`earlier`) said, not the previous question
+    again: the answer's opening paragraph joins the query, so the match lands on the explanation of that claim."""
+    if earlier is None or not intent.asks_bare_reason(question):
         return ""
-    explanation = explanation_match.get_index(course.slug).explanations.get(previous_explanation_id)
-    return explanation.answer.strip().split("\n\n")[0] if explanation else ""
+    return earlier.answer.strip().split("\n\n")[0]
 
 
 LESSON_VOTE = 0.1
