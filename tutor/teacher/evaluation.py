@@ -45,6 +45,8 @@ half "dev" and half "unbidden" (held out). eval/unstated_questions.yaml, written
 after "unbidden" had been read, with more scenarios and everyday questions, is half "dev" and half "unstated" (held
 out). eval/unmentioned_questions.yaml, written the same way and day by another author after "unstated" had been
 measured, with more follow-ups and how-to questions, is half "dev" and half "unmentioned" (held out).
+eval/unqueried_questions.yaml, written the same way and day by another author after "unmentioned" had been read, with
+more everyday and scenario questions, is half "dev" and half "unqueried" (held out).
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -85,6 +87,7 @@ HALF_DEV_FILES = (
     "unbidden",
     "unstated",
     "unmentioned",
+    "unqueried",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", *HALF_DEV_FILES)
