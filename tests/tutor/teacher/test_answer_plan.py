@@ -346,6 +346,27 @@ def test_what_does_x_mean_asks_for_the_definition_of_x():
     assert bare_term('What does "memory-bound" actually mean?') == bare_term("What is memory-bound?")
     assert bare_term("So what exactly is a warp?") == bare_term("What is a warp?")
     assert is_definition_question("What does TMA stand for?") and bare_term("What does TMA stand for?") == "tma"
+    # The search-box form: "ridge point meaning".
+    assert is_definition_question("ridge point meaning") and bare_term("ridge point meaning") == bare_term(
+        "ridge point?"
+    )
+    assert bare_term("occupancy definition?") == bare_term("What is occupancy?")
+
+
+def test_x_meaning_is_answered_with_the_explanation_that_defines_x(course):
+    plan = plan_answer("ridge point meaning", course=course)
+    assert plan.kind == "explanation" and plan.explanation.question.startswith("What is the ridge point")
+
+
+def test_why_the_difference_asks_for_a_reason_not_a_comparison():
+    from tutor.teacher.explanation_match import question_kind
+
+    question = (
+        "FP8 weights cut our batch-1 step from 24 ms to 13 ms, but at batch 64 the gain is small. Why the difference?"
+    )
+    assert question_kind(question) == "why"
+    assert question_kind("Why is there such a big gap between the two?") == "why"
+    assert question_kind("What's the difference between prefill and decode?") == "difference"
 
 
 def test_a_name_spelt_out_is_matched_as_the_short_name_the_course_writes(course):
