@@ -200,6 +200,15 @@ _PATTERNS: list[tuple[float, re.Pattern]] = [
         ),
     ),
     (STRONG, _re(r"^\W*(?:new\s+)?(?:instructions?|system|admin|rules?|assistant)\s*:")),
+    # A note passed off as coming from someone with authority over the teacher, tucked into a question: "[admin
+    # note: ...]", "ADMIN OVERRIDE", "(note to the assistant: ...)".
+    (
+        STRONG,
+        _re(
+            r"\b(?:admin|administrator|system|developer|operator|moderator|grader)\s+(?:note|override|notice)s?\b|"
+            r"\bnotes?\s+to\s+(?:the\s+)?(?:assistant|ai|model|teacher|tutor|bot|chatbot)\b"
+        ),
+    ),
     # A chat template's role markers, written into a message to pass it off as the system's or the model's
     # own turn: "[INST] ... [/INST]", "<<SYS>>", "<|im_start|>system", "###SYSTEM###".
     (
