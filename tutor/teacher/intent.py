@@ -104,7 +104,7 @@ _PATTERNS: list[tuple[float, re.Pattern]] = [
         STRONG,
         _re(
             r"\b(?:your|a)\s+new\s+(?:job|role|task|persona|instructions|rules|purpose)\b|"
-            r"\bSYSTEM\s*(?:OVERRIDE|:)"
+            r"\bSYSTEM\s*:"
         ),
     ),
     (STRONG, _re(r"\bdeveloper\s+mode\b|\bjailbr[eo]ak|(?-i:\bDAN\b)|\bunrestricted\b|\buncensored\b|\bunfiltered\b")),
@@ -200,12 +200,12 @@ _PATTERNS: list[tuple[float, re.Pattern]] = [
         ),
     ),
     (STRONG, _re(r"^\W*(?:new\s+)?(?:instructions?|system|admin|rules?|assistant)\s*:")),
-    # A note passed off as coming from someone with authority over the teacher, tucked into a question: "[admin
-    # note: ...]", "ADMIN OVERRIDE", "(note to the assistant: ...)".
+    # A note or an override passed off as coming from someone with authority over the teacher, tucked into a
+    # question: "[admin note: ...]", "SYSTEM OVERRIDE", "(note to the assistant: ...)".
     (
         STRONG,
         _re(
-            r"\b(?:admin|administrator|system|developer|operator|moderator|grader)\s+(?:note|override|notice)s?\b|"
+            r"\b(?:admin|administrator|system|developer|operator|moderator|grader)\s*(?:note|override|notice)s?\b|"
             r"\bnotes?\s+to\s+(?:the\s+)?(?:assistant|ai|model|teacher|tutor|bot|chatbot)\b"
         ),
     ),
