@@ -270,8 +270,11 @@ def _decide(
         resolved = swapped or f"{previous} {_reason_asked_of(question, earlier)} {corrected}"
     rewritten = rewrite(resolved, words)
     # The detector reads the learner's own message; its paraphrase vote shares the vector of what is
-    # matched when that is the same message (not a follow-up joined to its previous question).
-    as_matched = rewritten if resolved == question else None
+    # matched when that is the same message. A follow-up that asks what a course answer gives (how to check, how
+    # much, why) in no instruction's wording ("how do I check that?") is voted on as read in its conversation:
+    # alone, its few words lean towards the exemplars aimed at the teacher. "can you be my girlfriend instead?"
+    # asks for no such thing and keeps its own vote.
+    as_matched = rewritten if resolved == question or _asks_the_course_in_context(question, follow_up) else None
     if intent.is_instruction_to_the_teacher(question, course.slug, as_matched=as_matched):
         return Plan("declined", course, question)
     if not follow_up and query is None and intent.is_off_topic(question, course.slug):
@@ -384,6 +387,13 @@ def _decide(
         plan.kind, plan.near = "declined", []
         plan.no_subject = bool(previous) and not _about_something_else(question, course, about)
     return plan
+
+
+def _asks_the_course_in_context(question: str, follow_up: bool) -> bool:
+    """A follow-up asking for what a course answer gives (a way to check, a figure, a reason, a when, a cost),
+    with none of an instruction's wording."""
+    kind = explanation_match.question_kind(question)
+    return follow_up and kind not in (None, "definition") and not intent.pattern_score(question)
 
 
 def _defined_terms(question: str) -> frozenset[str]:
