@@ -274,7 +274,7 @@ def _decide(
     # much, why) in no instruction's wording ("how do I check that?") is voted on as read in its conversation:
     # alone, its few words lean towards the exemplars aimed at the teacher. "can you be my girlfriend instead?"
     # asks for no such thing and keeps its own vote.
-    as_matched = rewritten if resolved == question or _asks_the_course_in_context(question, follow_up) else None
+    as_matched = rewritten if resolved == question or (follow_up and _asks_for_a_course_answer(question)) else None
     if intent.is_instruction_to_the_teacher(question, course.slug, as_matched=as_matched):
         return Plan("declined", course, question)
     if not follow_up and query is None and intent.is_off_topic(question, course.slug):
@@ -389,11 +389,10 @@ def _decide(
     return plan
 
 
-def _asks_the_course_in_context(question: str, follow_up: bool) -> bool:
-    """A follow-up asking for what a course answer gives (a way to check, a figure, a reason, a when, a cost),
-    with none of an instruction's wording."""
-    kind = explanation_match.question_kind(question)
-    return follow_up and kind not in (None, "definition") and not intent.pattern_score(question)
+def _asks_for_a_course_answer(question: str) -> bool:
+    """A message asking for what a course answer gives (a way to check, a figure, a reason, a when, a cost), with
+    none of an instruction's wording."""
+    return explanation_match.question_kind(question) not in (None, "definition") and not intent.pattern_score(question)
 
 
 def _defined_terms(question: str) -> frozenset[str]:
