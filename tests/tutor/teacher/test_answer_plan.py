@@ -414,10 +414,14 @@ def test_a_lesson_quote_is_about_the_question_not_a_sentence_that_shares_a_word_
     )
     assert plan.kind == "explanation" and "divergen" in plan.explanation.answer.lower()
     assert "bank" not in plan.quote.lower(), plan.quote
-    # Where a lesson sentence does say what the explanation leaves out (the batch at which decode turns
-    # compute-bound), it is the one quoted, typos and all.
-    plan = plan_answer("why is decod memory bound but prefil compute bound?", course=course)
-    assert "batch" in plan.quote.lower() and "compute-bound" in plan.quote.lower(), plan.quote
+    # Where a lesson sentence does say what the explanation leaves out (the batch at which decode stops being
+    # memory-bound: near the ridge), it is the one quoted, typos and all.
+    plan = plan_answer(
+        "why is decod memory bound but prefil compute bound, "
+        "and at what batch size does decod stop being memory bound?",
+        course=course,
+    )
+    assert "batch" in plan.quote.lower() and "ridge" in plan.quote.lower(), plan.quote
 
 
 def test_the_lesson_quote_beside_an_explanation_adds_what_the_explanation_does_not_say(course):
@@ -429,7 +433,11 @@ def test_the_lesson_quote_beside_an_explanation_adds_what_the_explanation_does_n
     assert supporting_quote(explanation.question, explanation, course.slug) == (None, "")
     # The learner's own numbers are not a reason to quote a sentence that happens to hold the same number.
     assert supporting_quote("What is online softmax at N = 4096?", explanation, course.slug) == (None, "")
-    plan = plan_answer("Why is decode memory-bound but prefill compute-bound?", course=course)
+    plan = plan_answer(
+        "Why is decode memory-bound but prefill compute-bound, "
+        "and at what batch size does decode stop being memory-bound?",
+        course=course,
+    )
     assert plan.support.passage.section_slug in {s.slug for s in plan.explanation.sections.all()}
     assert f"**From the lesson** [2]: {plan.quote}" in compose(plan) and plan.citations()[-1]["n"] == 2
     # A quote never opens on a pronoun whose antecedent stayed in the lesson ("It is a property of ...").
