@@ -47,6 +47,9 @@ out). eval/unmentioned_questions.yaml, written the same way and day by another a
 measured, with more follow-ups and how-to questions, is half "dev" and half "unmentioned" (held out).
 eval/unqueried_questions.yaml, written the same way and day by another author after "unmentioned" had been read, with
 more everyday and scenario questions, is half "dev" and half "unqueried" (held out).
+eval/unsought_questions.yaml, written the same way on 2026-11-29 by another author after the explanations had been
+reworded in the lesson's terms (and measured before and after that change), is half "dev" and half "unsought"
+(held out).
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -88,6 +91,7 @@ HALF_DEV_FILES = (
     "unstated",
     "unmentioned",
     "unqueried",
+    "unsought",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", *HALF_DEV_FILES)

@@ -27,8 +27,8 @@ class Command(BaseCommand):
                 "which split to run: the teacher is tuned on 'tune' and 'dev'; 'test', 'fresh', 'holdout', "
                 "'closing', 'final', 'blind', 'sealed', 'unseen', 'novel', 'probe', 'untried', 'unasked', "
                 "'unheard', 'untold', 'unposed', 'unprompted', 'unspoken', 'unsaid', 'unvoiced', "
-                "'unbidden', 'unstated', 'unmentioned' and 'unqueried' (each written before the teacher was asked "
-                "them) are held out and only reported on; 'unqueried' is the newest; 'all' "
+                "'unbidden', 'unstated', 'unmentioned', 'unqueried' and 'unsought' (each written before the teacher "
+                "was asked them) are held out and only reported on; 'unsought' is the newest; 'all' "
                 "runs every question"
             ),
         )
