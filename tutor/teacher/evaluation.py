@@ -49,7 +49,10 @@ eval/unqueried_questions.yaml, written the same way and day by another author af
 more everyday and scenario questions, is half "dev" and half "unqueried" (held out).
 eval/unsought_questions.yaml, written the same way on 2026-11-29 by another author after the explanations had been
 reworded in the lesson's terms (and measured before and after that change), is half "dev" and half "unsought"
-(held out).
+(held out). eval/unraised_questions.yaml and eval/unwritten_questions.yaml, written the same way and day by two more
+authors before the teacher was asked any of them (unraised with more everyday wording, analogies, scenarios and
+follow-ups; unwritten with more how-to, misconception and short questions), are each half "dev" and half a held-out
+split of their own name.
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -92,6 +95,8 @@ HALF_DEV_FILES = (
     "unmentioned",
     "unqueried",
     "unsought",
+    "unraised",
+    "unwritten",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", *HALF_DEV_FILES)
