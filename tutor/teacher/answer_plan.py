@@ -286,7 +286,15 @@ def _decide(
     hits = retrieve(rewritten, k=5, course=course.slug)
     matches = lesson_vote(explanation_match.match(rewritten, course.slug, k=8), hits, course.slug)
     if follow_up and own_terms and not swapped:
-        matches = _favour_the_new_part(matches, rewrite(corrected, words), rewrite(previous, words), course.slug)
+        new_part = _with_subject(corrected, previous, earlier, course.slug)
+        matches = _favour_the_new_part(
+            matches,
+            rewrite(new_part, words),
+            rewrite(previous, words),
+            course.slug,
+            whole=new_part != corrected,
+            answered=earlier.pk if earlier is not None else None,
+        )
     # "does that apply to FP8 as well?" after an answer that already says what FP8 needs ("8 bf16 values or 16
     # FP8 values"): that answer leads, and what it says of FP8 is quoted below.
     swapped_terms = set(tokenize(swapped)) - set(tokenize(previous)) if swapped and earlier is not None else set()
@@ -557,7 +565,30 @@ def already_said(follow_up: str, previous: Explanation) -> str:
     return " ".join(sentences[i] for i in holding)
 
 
-def _favour_the_new_part(matches, new_part: str, previous: str, course_slug: str):
+def _with_subject(follow_up: str, previous: str, earlier: Explanation | None, course_slug: str) -> str:
+    """The follow-up with its first pronoun read as the term the conversation defined: "what can't go inside
+    one?" after "what is a cuda graph and why does it help decode?" asks what cannot go inside a CUDA graph.
+    Unchanged when neither the previous question nor the answer it got defines a term."""
+    if two_things(previous) or explanation_match.question_kind(previous) in ("difference", "choice"):
+        return follow_up  # two things were named: "which one" is not either of them
+    if explanation_match.named_term(follow_up, course_slug):
+        return follow_up  # "and those all-reduces, how big are they?": it names what its pronoun stands for
+    subject = (
+        explanation_match.asked_term(previous)
+        or explanation_match.named_term(previous, course_slug)
+        or (earlier and explanation_match.asked_term(earlier.question))
+    )
+    return _SUBJECT_PRONOUN.sub(subject, follow_up, count=1) if subject else follow_up
+
+
+# A pronoun standing for a thing: not "which one", "each one", "the one", and not "that" or "this", which as
+# often stand for what the previous answer said ("before that stops being true").
+_SUBJECT_PRONOUN = re.compile(r"(?<!which )(?<!each )(?<!the )(?<!any )\b(?:it|one|them|they)\b", re.IGNORECASE)
+
+
+def _favour_the_new_part(
+    matches, new_part: str, previous: str, course_slug: str, *, whole: bool = False, answered: int | None = None
+):
     """A follow-up is matched with its previous question for the topic; among those matches, rank first
     the ones that also answer what the follow-up adds ("how much faster?", "what about decode?"), and stay
     on the previous question's own topic: after a CUDA-graph question, "what if the batch size changes?"
@@ -568,6 +599,11 @@ def _favour_the_new_part(matches, new_part: str, previous: str, course_slug: str
     # Only a new part that the course answers on its own ("decode") reaches past the joint top four;
     # "is that always true?" alone matches nothing in particular.
     pool = matches if found and found[0].answers else matches[:4]
+    if whole and found and found[0].answers and found[0].explanation_id != answered:
+        # With its subject read in (`whole`), the follow-up is a question of its own: the previous question has
+        # given what it had to give, and counting it again would only pull the answer back to the previous one.
+        # Unless the previous answer (`answered`) is its best match: then the rules for that case apply.
+        return sorted(pool, key=lambda m: (-alone.get(m.explanation_id, 0.0), -m.score))
     # The three count alike: weighing the previous question half as much lost more follow-ups than it won.
     return sorted(pool, key=lambda m: -(m.score + alone.get(m.explanation_id, 0.0) + before.get(m.explanation_id, 0.0)))
 
@@ -597,7 +633,13 @@ def _with_explanation(plan: Plan, best, matches, exclude_card_id: int | None) ->
 _END = r"\s*(?:[?.!,;:]|$)"
 _TWO_THINGS = [
     re.compile(r"\bdiffer\w*\s+between\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)" + _END, re.I),
-    re.compile(r"^(?:\W*what(?:'s|\s+is)\s+)?(?P<a>[^,?]+?)\s+(?:vs\.?|versus)\s+(?P<b>.+?)" + _END, re.I),
+    # "can someone explain prefill vs decode?": the request before the first thing is not part of its name.
+    re.compile(
+        r"^(?:\W*(?:(?:so|ok|okay|hey|hi)[,\s]+)*(?:what(?:'s|\s+is)|tell\s+me\s+about|help\s+me\s+understand"
+        r"|(?:(?:can|could|would)\s+(?:some\s?one|somebody|anyone|you)\s+)?(?:please\s+)?(?:explain|describe))\s+)?"
+        r"(?P<a>[^,?]+?)\s+(?:vs\.?|versus)\s+(?P<b>.+?)" + _END,
+        re.I,
+    ),
     # Not "How are prefill and decode different from the GPU's point of view?": with two things named before
     # "different from", what follows it is a point of view, not the second thing.
     re.compile(

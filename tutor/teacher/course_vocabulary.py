@@ -39,6 +39,7 @@ _SI_PREFIXES = "kKMGTPE"  # kilo to exa, as in "PFLOP" beside the course's "FLOP
 _STRETCHED = re.compile(r"(.)\1{2,}")  # "foreverrr", "sooo": a letter held for emphasis
 MISSPELT_CUTOFF = 0.75  # see misspelt_course_word
 RARE_IN_ENGLISH = 1000  # occurrences in pyspellchecker's English frequency list (1.6 billion words)
+CLIPPED_MIN = 5  # letters a word needs before it counts as a course word cut short ("vocab"; not "ram")
 COMMON_PART = 10 * RARE_IN_ENGLISH  # each half of a compound read as everyday English ("work" + "station")
 # A word this common in English, put in quotes, is a manner of speaking ("how does it 'remember' what I said?"),
 # not the name of a subject: only a rarer one is named ("I keep reading about 'induction heads'").
@@ -221,6 +222,8 @@ def _rare_words(question: str, course: Course, *, course_uses: int, derivations:
             continue  # "microbenchmark", "PFLOP": one of the course's words with a prefix or an ending
         if misspelt_course_word(lower, words, derivations=derivations):
             continue
+        if derivations and len(lower) >= CLIPPED_MIN and any(w.lower().startswith(lower) for w in words):
+            continue  # "vocab", "config": the course's word cut short, as people type it
         if frequency[lower] < RARE_IN_ENGLISH and not everyday_english(word):
             out.append(word)
     return out

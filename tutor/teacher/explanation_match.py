@@ -230,6 +230,7 @@ class ExplanationIndex:
         self.content_idf = {t: math.log(1 + (m - f + 0.5) / (f + 0.5)) for t, f in content_df.items()}
         self.unseen_content_idf = math.log(1 + (m + 0.5) / 0.5)
         self.terms = terms  # normalized glossary term or card title -> explanation id it maps to
+        self.term_names: dict[str, str] = {}  # normalized term -> the term as the course writes it
         self._vectors = None
         self._answer_vectors = None
         self._lock = threading.Lock()
@@ -365,11 +366,29 @@ def _build(course_slug: str, fingerprint: tuple) -> ExplanationIndex:
         if term and len(term.split()) <= 3 and _LEAD.match(e.question):
             terms.setdefault(term, e.pk)
     idx = ExplanationIndex(course_slug, explanations, terms, fingerprint)
+    for e in explanations:
+        if (name := asked_term(e.question)) and " ".join(tokenize(name)) in terms:
+            idx.term_names.setdefault(" ".join(tokenize(name)), name)
     for card in Card.objects.filter(course__slug=course_slug, retired=False, kind=Card.Kind.BASIC):
         term = " ".join(tokenize(card.prompt))
         if term and card.pk in resting_on:
             terms.setdefault(term, _defining(idx, term, resting_on[card.pk]))
+            idx.term_names.setdefault(term, card.prompt.strip().rstrip("?"))
     return idx
+
+
+def named_term(question: str, course_slug: str) -> str | None:
+    """The first of the course's named terms (a glossary card's term, or the X of an explanation's "What is X?")
+    that the question mentions, the longest where several start at the same word, as the course writes it:
+    "why doesn't pipeline parallelism reduce per-token latency?" -> "Pipeline parallelism"."""
+    idx = get_index(course_slug)
+    tokens = tokenize(question)
+    for start in range(len(tokens)):
+        for n in (4, 3, 2, 1):
+            term = " ".join(tokens[start : start + n])
+            if start + n <= len(tokens) and term in idx.term_names:
+                return idx.term_names[term]
+    return None
 
 
 def _defining(idx: ExplanationIndex, term: str, explanations: list) -> int:
@@ -390,6 +409,17 @@ def _defining(idx: ExplanationIndex, term: str, explanations: list) -> int:
 
 
 _QUALIFIER = re.compile(r",|\s(?:and|in|on|for|when|if|vs\.?|versus)\s", re.IGNORECASE)
+
+
+def asked_term(question: str) -> str | None:
+    """ "what is a cuda graph and why does it help decode?" -> "cuda graph": the term a question first asks to
+    define, as written; None for a question that does not start by asking what something is."""
+    if not _defines(question):
+        return None
+    head = _QUALIFIER.split(question, maxsplit=1)[0]
+    means = _MEANS.match(head)
+    text = (means["term"] or means["noun_term"]) if means else _LEAD.sub("", head.strip())
+    return _STRESS.sub(" ", text).strip().rstrip("?!. ").strip() or None
 
 
 def _defines(question: str) -> bool:

@@ -83,6 +83,11 @@ def test_a_difference_question_gets_both_sides_when_no_one_explanation_covers_bo
     )
     assert two_things("I keep mixing up TTFT and TPOT. How do they differ?") == ("TTFT", "TPOT")
     assert two_things("What is the difference between them?") is None
+    # The request before the first thing is not part of its name.
+    assert two_things("can someone explain prefill vs decode? which one is memory bound?") == ("prefill", "decode")
+    assert two_things("Explain L2 cache vs HBM") == ("L2 cache", "HBM")
+    plan = plan_answer("can someone explain prefill vs decode? which one is memory bound?", course=course)
+    assert {"prefill", "decode"} <= set(plan.explanation.question.lower().replace("?", "").split())
     plan = plan_answer("What's the difference between a kernel and a warp?", course=course)
     assert plan.kind == "explanation" and plan.also is not None
     asked = {plan.explanation.question, plan.also.question}
@@ -146,6 +151,7 @@ def test_everyday_words_typos_and_sizes_are_not_named_as_subjects_the_course_lac
         "how do I calcualte the intensity?",  # two letters swapped in a common word
         "shrink a model, kind of like zipping a file",  # an inflection that doubles the last letter
         "The H100 does roughly 2 PFLOP/s of bf16",  # a unit the course uses, with another prefix
+        "how should i pick the vocab size?",  # the course's "vocabulary" cut short
     ):
         assert unknown_words(everyday, course) == [], everyday
     # Shorthand in capitals and a prefixed unit are not names either; a product the course never mentions is.
@@ -574,6 +580,24 @@ def test_a_follow_up_does_not_move_down_to_the_definition_of_part_of_the_previou
     earlier, plan = ask_after(first, "who actually uses it?", course)
     assert plan.kind == "explanation" and plan.explanation.question != "What is a warp?"
     assert "FlashAttention-3" in compose(plan)
+
+
+def test_a_follow_ups_pronoun_is_read_as_the_term_the_conversation_is_about(course):
+    # "one" is a CUDA graph: the follow-up asks what cannot be captured, not what graphs do for decode again.
+    earlier, plan = ask_after("what is a cuda graph and why does it help decode?", "what can't go inside one?", course)
+    assert plan.kind == "explanation" and "not allowed" in plan.explanation.question
+    # "it" is pipeline parallelism, named (not defined) by the previous question.
+    earlier, plan = ask_after(
+        "why doesn't pipeline parallelism reduce per-token latency?", "then why would anyone use it at all?", course
+    )
+    assert plan.kind == "explanation" and "capacity" in compose(plan).lower()
+    # With two things named before, "which one" stands for neither alone.
+    from tutor.teacher.answer_plan import _with_subject
+
+    previous = "What's the difference between bandwidth saturation and the latency memory wall?"
+    assert _with_subject("How would I tell which one I've got?", previous, None, course.slug) == (
+        "How would I tell which one I've got?"
+    )
 
 
 def test_a_difference_is_covered_only_by_a_wording_that_asks_for_it(course):
