@@ -54,6 +54,7 @@ UNCOVERED_ANSWER = 0.47
 FRESH_GAP = 0.3  # a follow-up moves on from the previous answer only to an explanation this close to it
 ELSEWHERE_SHARE = 0.35  # see _about_something_else
 ELSEWHERE_LEAD = -0.1
+NO_SUBJECT_TERMS = 3
 
 
 @dataclass
@@ -137,6 +138,13 @@ def default_course(user) -> Course | None:
     return last.card.course if last else Course.objects.order_by("title", "pk").first()
 
 
+def _names_something_else(question: str, course: Course) -> bool:
+    """Many of the message's words are ones the course never uses: "who won the world cup?"."""
+    terms = [t for t in dict.fromkeys(tokenize(question)) if len(t) >= 3]
+    stems = course_stems(course)
+    return bool(terms) and sum(1 for t in terms if not stems[t]) / len(terms) >= ELSEWHERE_SHARE
+
+
 def _about_something_else(question: str, course: Course, about: bool | None) -> bool:
     """Before the weakest answer, a lesson passage quoted below the confidence bar: a question with many
     words the course never uses ("fusion cuisine", "a linen weave on my loom"), or one the off-topic vote
@@ -144,9 +152,7 @@ def _about_something_else(question: str, course: Course, about: bool | None) -> 
     read off the tune and dev splits: the course questions that end here stayed below them. Many everyday
     words do not count against a question the paraphrase vote finds about the course (`about`): a
     newcomer's scenario ("our assistant is snappy in the morning but sluggish after lunch") is told in them."""
-    terms = [t for t in dict.fromkeys(tokenize(question)) if len(t) >= 3]
-    stems = course_stems(course)
-    if not about and terms and sum(1 for t in terms if not stems[t]) / len(terms) >= ELSEWHERE_SHARE:
+    if not about and _names_something_else(question, course):
         return True
     lead = intent.off_topic_lead(question, course.slug)
     return lead is not None and lead >= ELSEWHERE_LEAD
@@ -393,7 +399,11 @@ def _decide(
         return plan
     if not domain:
         plan.kind, plan.near = "declined", []
-        plan.no_subject = bool(previous) and not _about_something_else(question, course, about)
+        plan.no_subject = bool(previous) and not (
+            _about_something_else(question, course, about)
+            if len(set(tokenize(question))) > NO_SUBJECT_TERMS
+            else _names_something_else(question, course)
+        )
     return plan
 
 

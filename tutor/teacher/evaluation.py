@@ -52,7 +52,8 @@ reworded in the lesson's terms (and measured before and after that change), is h
 (held out). eval/unraised_questions.yaml and eval/unwritten_questions.yaml, written the same way and day by two more
 authors before the teacher was asked any of them (unraised with more everyday wording, analogies, scenarios and
 follow-ups; unwritten with more how-to, misconception and short questions), are each half "dev" and half a held-out
-split of their own name.
+split of their own name. eval/everyday_questions.yaml, written the same way and day by another author, is all "dev":
+120 questions in a newcomer's words (analogies among them), scenarios and follow-ups, to tune on.
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -99,7 +100,8 @@ HALF_DEV_FILES = (
     "unwritten",
 )
 EVAL_FILES = tuple(
-    EVAL_DIR / f"{name}_questions.yaml" for name in ("learner", "dev", "holdout", "boundary", *HALF_DEV_FILES)
+    EVAL_DIR / f"{name}_questions.yaml"
+    for name in ("learner", "dev", "holdout", "boundary", "everyday", *HALF_DEV_FILES)
 )
 SPLITS = ("tune", "dev", "test", "fresh", "holdout", *HALF_DEV_FILES)
 

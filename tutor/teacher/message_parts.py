@@ -28,6 +28,20 @@ _REQUEST = re.compile(
 )
 
 
+# An analogy the learner draws to say what they mean: "like recording a macro in a spreadsheet, ...", "is it like
+# a waiter who ...?", "imagine a factory that ...". Its words are the picture, not the subject asked about.
+_ANALOGY = re.compile(
+    r"(?:^|(?<=[.?!])\s+)\W*(?:(?:so\s+)?(?:is\s+(?:it|this|that)\s+|it'?s\s+)?(?:(?:kind|sort)\s+of\s+|a\s+bit\s+|"
+    r"just\s+)?like\s+[^,.;?!]*|(?:imagine|picture)\s+[^.?!]*)",
+    re.IGNORECASE,
+)
+
+
+def analogy_spans(message: str) -> list[range]:
+    """Where the message draws an analogy (see _ANALOGY)."""
+    return [range(m.start(), m.end()) for m in _ANALOGY.finditer(message)]
+
+
 def parts_by_sentence(message: str) -> list[tuple[str, list[str] | None]]:
     """Each sentence of the message with the things it asks, in order: None for a statement, and a question
     sentence split where it starts asking a second thing."""
@@ -61,12 +75,16 @@ def is_request(sentence: str) -> bool:
 def told_not_asked(word: str, message: str) -> bool:
     """Whether the message uses `word` only in what it tells (its statements that are no request), not in what
     it asks: "k8s" in "Every time k8s scales up a new pod, the first requests take seconds. How do we stop
-    paying this?". A word the learner quotes is what they bring up ("I keep reading about 'induction heads'"),
+    paying this?". So is a word only used in an analogy ("like recording a macro in a spreadsheet, ..."). A word the
+    learner quotes is what they bring up ("I keep reading about 'induction heads'"),
     wherever it stands."""
     used = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])", re.IGNORECASE)
     quoted = quoted_spans(message)
     if any(m.start() in span for m in used.finditer(message) for span in quoted):
         return False
+    analogies = analogy_spans(message)
+    if analogies and all(any(m.start() in span for span in analogies) for m in used.finditer(message)):
+        return True
     by_sentence = parts_by_sentence(message)
     told = [sentence for sentence, asked in by_sentence if asked is None and not is_request(sentence)]
     asked = [part for _, parts in by_sentence for part in parts or ()]

@@ -208,6 +208,20 @@ EVERYDAY = {
     "ooms": "out of memory",
     "oomed": "out of memory",
     "any catch": "cost trade-off",
+    # The GPU's parts in a newcomer's words: its "workers" are threads, and a group of 32 of them a warp.
+    "workers": "threads lanes",
+    "group of 32": "warp",
+    "groups of 32": "warp",
+    "main memory": "hbm global memory",
+    "32-bit": "fp32",
+    "full precision": "fp32",
+    # Recording the GPU's work once and playing it back: a CUDA graph.
+    "recording": "cuda graph capture",
+    "recorded": "cuda graph capture",
+    "pre-record": "cuda graph capture",
+    "replaying": "cuda graph replay",
+    "play back": "cuda graph replay",
+    "playing back": "cuda graph replay",
     # Spelt-out names the course writes short.
     "floating-point operations": "flops",
     "floating point operations": "flops",
@@ -229,7 +243,8 @@ _EVERYDAY = sorted(EVERYDAY.items(), key=lambda kv: -len(kv[0]))
 # "parts just for AI maths".
 _TENSOR_CORE_WORDS = "circuits?|circuitry|units?|hardware|parts?|cores?|chips?|blocks?|engines?"
 _TENSOR_CORES = re.compile(
-    rf"\b(?:special(?:i[sz]ed)?|dedicated)\s+(?:{_TENSOR_CORE_WORDS})\b|\b(?:ai|matrix)\s+(?:{_TENSOR_CORE_WORDS})\b|"
+    rf"\b(?:special(?:i[sz]ed)?|dedicated)\s+(?:(?!memory|storage|ram\b|cache)[\w-]+\s+){{0,2}}(?:{_TENSOR_CORE_WORDS})\b|"
+    rf"\b(?:ai|matrix)\s+(?:maths?\s+)?(?:{_TENSOR_CORE_WORDS})\b|"
     rf"\b(?:{_TENSOR_CORE_WORDS})\s+(?:(?:just|only|made|built)\s+){{0,2}}for\s+(?:ai|matrix|matrices)\b",
     re.IGNORECASE,
 )

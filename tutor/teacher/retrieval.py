@@ -210,6 +210,7 @@ a an the and or but if then than so as at by for from in into of on onto to with
 is are was were be been being am do does did doing done has have had having
 i me my we our you your it its this that these those there here they them their
 what which who whom whose when where why how
+whats hows whys wheres whos thats
 can could should would will shall may might must
 not no yes just also about any some all each very really actually though anyway
 get gets got make makes made use uses used using

@@ -152,6 +152,9 @@ def test_everyday_words_typos_and_sizes_are_not_named_as_subjects_the_course_lac
         "shrink a model, kind of like zipping a file",  # an inflection that doubles the last letter
         "The H100 does roughly 2 PFLOP/s of bf16",  # a unit the course uses, with another prefix
         "how should i pick the vocab size?",  # the course's "vocabulary" cut short
+        # the words of an analogy are the picture, not the subject
+        "like recording a macro in a spreadsheet and replaying it, can the GPU's jobs be recorded once?",
+        "imagine a waiter who walks to the kitchen for every side dish. does a GPU do that?",
     ):
         assert unknown_words(everyday, course) == [], everyday
     # Shorthand in capitals and a prefixed unit are not names either; a product the course never mentions is.
@@ -264,6 +267,17 @@ def test_in_one_go_means_fusion_for_steps_not_for_the_text():
     # The prompt read in one go is prefill, the reply all at once is decode: neither is fusion.
     assert "fusion" not in add_course_terms("Why not just do the whole prompt in one go?")
     assert "fusion" not in add_course_terms("Why does the reply not show up all at once?")
+
+
+def test_a_newcomers_words_for_the_gpus_parts_get_the_courses_terms():
+    from tutor.teacher.question_rewrite import add_course_terms
+
+    assert "warp" in add_course_terms("why do graphics card programs care so much about groups of 32 workers?")
+    assert "fp32" in add_course_terms("my code with ordinary 32-bit decimals is slow")
+    assert "tensor cores" in add_course_terms("is my model using the card's special fast maths units?")
+    # Memory the card dedicates is not its maths hardware.
+    assert "tensor cores" not in add_course_terms("the special fast memory chips next to the GPU")
+    assert "cuda graph" in add_course_terms("can the jobs be recorded once and played back?")
 
 
 def test_keeps_waiting_means_idle_unless_the_message_says_what_is_waited_on():
@@ -1088,6 +1102,9 @@ def test_a_follow_up_with_no_subject_of_its_own_is_not_taken_for_an_instruction(
     for first, follow_up in (
         ("Is my softmax kernel memory-bound or compute-bound?", "how do I check that?"),
         ("Should I fuse two large matmuls into one kernel?", "so why would that be slow?"),
+        # Naming no subject at all, not even a course word: still about the previous question.
+        ("Why does our chatbot get jerky when lots of people use it at once?", "what do people do instead?"),
+        ("What is a CUDA graph?", "whats the catch"),
     ):
         _, plan = ask_after(first, follow_up, course)
         assert plan.kind == "explanation", (follow_up, plan.kind)
