@@ -215,6 +215,10 @@ EVERYDAY = {
     "main memory": "hbm global memory",
     "32-bit": "fp32",
     "full precision": "fp32",
+    # Maths done for each piece of data brought in: arithmetic intensity.
+    "calculations per": "arithmetic intensity flop/byte",
+    "math per": "arithmetic intensity flop/byte",
+    "maths per": "arithmetic intensity flop/byte",
     # Recording the GPU's work once and playing it back: a CUDA graph.
     "recording": "cuda graph capture",
     "recorded": "cuda graph capture",
@@ -246,6 +250,19 @@ _TENSOR_CORES = re.compile(
     rf"\b(?:special(?:i[sz]ed)?|dedicated)\s+(?:(?!memory|storage|ram\b|cache)[\w-]+\s+){{0,2}}(?:{_TENSOR_CORE_WORDS})\b|"
     rf"\b(?:ai|matrix)\s+(?:maths?\s+)?(?:{_TENSOR_CORE_WORDS})\b|"
     rf"\b(?:{_TENSOR_CORE_WORDS})\s+(?:(?:just|only|made|built)\s+){{0,2}}for\s+(?:ai|matrix|matrices)\b",
+    re.IGNORECASE,
+)
+# A branch on a thread's index taken apart within a warp ("if (threadIdx.x % 2)", "branching on lane % 2"): the
+# code idiom of warp divergence, whatever words come with it.
+_DIVERGENT_BRANCH = re.compile(
+    r"\b(?:if|branch\w*|else)\b.{0,60}?\b(?:threadidx(?:\.[xyz])?|lane|tid)\s*%\s*(?!32\b)\d"
+    r"|\b(?:threadidx(?:\.[xyz])?|lane|tid)\s*%\s*(?!32\b)\d+.{0,60}?\b(?:if|branch\w*|else)\b",
+    re.IGNORECASE | re.DOTALL,
+)
+# Several steps made into one ("combining a few small steps into one", "merge these ops into a single one"): fusion.
+_INTO_ONE = re.compile(
+    r"\b(?:combin|merg|glu|squash|squeez|join)\w*\s+(?:[\w-]+\s+){0,4}?(?:steps?|operations?|ops|jobs|stages?)\s+"
+    r"(?:[\w-]+\s+){0,2}?into\s+(?:one|a\s+single)\b",
     re.IGNORECASE,
 )
 EVERYDAY_WORDS = frozenset(
@@ -467,6 +484,10 @@ def add_course_terms(question: str) -> str:
     ]
     if _TENSOR_CORES.search(question):
         extra.append("tensor cores")
+    if _DIVERGENT_BRANCH.search(question):
+        extra.append("warp divergence")
+    if _INTO_ONE.search(question):
+        extra.append("fused kernel fusion")
     if _names_an_unaligned_size(question):
         extra.append(UNALIGNED)
     return f"{question} {' '.join(extra)}" if extra else question
