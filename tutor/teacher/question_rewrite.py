@@ -215,6 +215,21 @@ EVERYDAY = {
     "main memory": "hbm global memory",
     "32-bit": "fp32",
     "full precision": "fp32",
+    # GPUs exchanging partial results while they serve one model.
+    "talk to each other": "communication all-reduce multi-gpu",
+    "talking to each other": "communication all-reduce multi-gpu",
+    "talk to one another": "communication all-reduce multi-gpu",
+    # A service that slows down through the day, and one that is slow only now and then.
+    "by the evening": "slower over hours",
+    "by evening": "slower over hours",
+    "through the day": "slower over hours",
+    "over the day": "slower over hours",
+    "every so often": "p99 tail latency",
+    "now and then": "p99 tail latency",
+    "once in a while": "p99 tail latency",
+    # A size that is not a round number.
+    "odd width": "dimension alignment",
+    "odd size": "dimension alignment",
     # Maths done for each piece of data brought in: arithmetic intensity.
     "calculations per": "arithmetic intensity flop/byte",
     "math per": "arithmetic intensity flop/byte",
