@@ -212,7 +212,7 @@ EVERYDAY = {
     "workers": "threads lanes",
     "group of 32": "warp",
     "groups of 32": "warp",
-    "main memory": "hbm global memory",
+    "main memory": "hbm",
     "32-bit": "fp32",
     "full precision": "fp32",
     # GPUs exchanging partial results while they serve one model.
