@@ -576,16 +576,20 @@ def already_said(follow_up: str, previous: Explanation) -> str:
 
 
 def _with_subject(follow_up: str, previous: str, earlier: Explanation | None, course_slug: str) -> str:
-    """The follow-up with its first pronoun read as the term the conversation defined: "what can't go inside
-    one?" after "what is a cuda graph and why does it help decode?" asks what cannot go inside a CUDA graph.
-    Unchanged when neither the previous question nor the answer it got defines a term."""
+    """The follow-up with its first pronoun read as the conversation's subject: the term the previous question
+    asks to define ("what can't go inside one?" after "what is a cuda graph and why does it help decode?"), else
+    the first course term it names ("then why would anyone use it?" after "why doesn't pipeline parallelism
+    reduce per-token latency?"), else the term the previous answer defines. Unchanged when there is none."""
     if two_things(previous) or explanation_match.question_kind(previous) in ("difference", "choice"):
         return follow_up  # two things were named: "which one" is not either of them
     if explanation_match.named_term(follow_up, course_slug):
         return follow_up  # "and those all-reduces, how big are they?": it names what its pronoun stands for
+    # "and what does it really reach?" after "What's the H100's spec-sheet HBM bandwidth?" asks for the previous
+    # answer's figure: "it" is the whole subject asked about, not the first term that question happens to name.
+    named = None if explanation_match.question_kind(follow_up) == "quantity" else previous
     subject = (
         explanation_match.asked_term(previous)
-        or explanation_match.named_term(previous, course_slug)
+        or (named and explanation_match.named_term(named, course_slug))
         or (earlier and explanation_match.asked_term(earlier.question))
     )
     return _SUBJECT_PRONOUN.sub(subject, follow_up, count=1) if subject else follow_up
