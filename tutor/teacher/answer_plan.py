@@ -54,7 +54,7 @@ UNCOVERED_ANSWER = 0.47
 FRESH_GAP = 0.3  # a follow-up moves on from the previous answer only to an explanation this close to it
 ELSEWHERE_SHARE = 0.35  # see _about_something_else
 ELSEWHERE_LEAD = -0.1
-NO_SUBJECT_TERMS = 3
+NO_SUBJECT_TERMS = 3  # a message this short names no subject the off-topic vote can judge: see _decide
 
 
 @dataclass

@@ -367,8 +367,9 @@ def _build(course_slug: str, fingerprint: tuple) -> ExplanationIndex:
             terms.setdefault(term, e.pk)
     idx = ExplanationIndex(course_slug, explanations, terms, fingerprint)
     for e in explanations:
-        if (name := asked_term(e.question)) and " ".join(tokenize(name)) in terms:
-            idx.term_names.setdefault(" ".join(tokenize(name)), name)
+        name = asked_term(e.question)
+        if name and (term := " ".join(tokenize(name))) in terms:
+            idx.term_names.setdefault(term, name)
     for card in Card.objects.filter(course__slug=course_slug, retired=False, kind=Card.Kind.BASIC):
         term = " ".join(tokenize(card.prompt))
         if term and card.pk in resting_on:
@@ -386,7 +387,7 @@ def named_term(question: str, course_slug: str) -> str | None:
     for start in range(len(tokens)):
         for n in (4, 3, 2, 1):
             term = " ".join(tokens[start : start + n])
-            if start + n <= len(tokens) and term in idx.term_names:
+            if term in idx.term_names:
                 return idx.term_names[term]
     return None
 
