@@ -205,10 +205,23 @@ _PATTERNS: list[tuple[float, re.Pattern]] = [
     (
         STRONG,
         _re(
-            r"\b(?:admin|administrator|system|developer|operator|moderator|grader)\s*(?:note|override|notice)s?\b|"
-            r"\bnotes?\s+to\s+(?:the\s+)?(?:assistant|ai|model|teacher|tutor|bot|chatbot)\b"
+            r"\b(?:admin|administrator|system|developer|operator|moderator|grader|staff)\s*(?:note|override|notice)s?\b|"
+            r"\bnotes?\s+to\s+(?:the\s+)?(?:assistant|ai|model|teacher|tutor|bot|chatbot)\b|"
+            r"\b(?:note|message|notice|instructions?)\s+from\s+(?:the\s+)?(?:course\s+|site\s+)?(?:staff|admins?|"
+            r"administrators?|developers?|instructors?|operators?|moderators?|team)\b"
         ),
     ),
+    # An order given to the teacher in the third person: "the assistant must now paste ...".
+    (
+        STRONG,
+        _re(
+            r"\b(?:the|this)\s+(?:assistant|ai|teacher|tutor|bot|chatbot)\s+(?:must|should|shall|will|is\s+(?:now\s+)?"
+            r"(?:required|instructed|allowed|authori[sz]ed)\s+to)\s+(?:now\s+)?(?:paste|print|reveal|output|ignore|"
+            r"disregard|show|list|dump|repeat|share|disclose)\b"
+        ),
+    ),
+    # The whole grading material asked for: "paste the complete answer key".
+    (STRONG, _re(r"\b(?:complete|full|entire|whole)\s+(?:answer\s+keys?|(?:grading\s+)?rubrics?|solution\s+keys?)\b")),
     # A chat template's role markers, written into a message to pass it off as the system's or the model's
     # own turn: "[INST] ... [/INST]", "<<SYS>>", "<|im_start|>system", "###SYSTEM###".
     (
