@@ -42,7 +42,7 @@ from tutor.teacher.lesson_quotes import (
     supporting_quote,
     terms_of,
 )
-from tutor.teacher.message_parts import parts_by_sentence, question_parts
+from tutor.teacher.message_parts import parts_by_sentence, question_parts, without_analogies
 from tutor.teacher.question_rewrite import fix_phrases, fix_typos, rewrite
 from tutor.teacher.retrieval import Hit, one_question, retrieve, tokenize
 
@@ -253,7 +253,7 @@ def _decide(
     corrected = fix_phrases(question, words, course_phrases(course))
     previous = _previous_question(list(history))
     own_terms = len(set(tokenize(question)))
-    resolved = query or corrected
+    resolved = query or without_analogies(corrected)
     follow_up = (
         bool(previous)
         and query is None

@@ -42,6 +42,20 @@ def analogy_spans(message: str) -> list[range]:
     return [range(m.start(), m.end()) for m in _ANALOGY.finditer(message)]
 
 
+def without_analogies(message: str) -> str:
+    """The message with its analogies cut out, when what is left still asks something: "picture a notepad for
+    each worker and a warehouse down the hall. is that how a graphics card stores things?" is matched by its
+    question, not by the notepad and the warehouse."""
+    spans = analogy_spans(message)
+    if not spans:
+        return message
+    kept = "".join(c for i, c in enumerate(message) if not any(i in span for span in spans))
+    return kept if len(set(tokenize(kept))) >= WITHOUT_ANALOGY_TERMS else message
+
+
+WITHOUT_ANALOGY_TERMS = 3
+
+
 def parts_by_sentence(message: str) -> list[tuple[str, list[str] | None]]:
     """Each sentence of the message with the things it asks, in order: None for a statement, and a question
     sentence split where it starts asking a second thing."""

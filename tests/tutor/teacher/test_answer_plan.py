@@ -9,6 +9,7 @@ from quizzes.models import Course
 from quizzes.services import load_course
 from tutor.teacher.answer_plan import plan_answer
 from tutor.teacher.lesson_quotes import prose
+from tutor.teacher.message_parts import without_analogies
 from tutor.teacher.notes_answer import compose
 from tutor.teacher.retrieval import retrieve
 
@@ -161,6 +162,16 @@ def test_everyday_words_typos_and_sizes_are_not_named_as_subjects_the_course_lac
     assert uncovered_terms("Is it OK to call .item() there? Our ML team asks", counts, stems) == []
     assert uncovered_terms("The H100 does roughly 2 PFLOP/s of bf16", counts, stems) == []
     assert uncovered_terms("Our pods run on Kubernetes", counts, stems) == ["Kubernetes"]
+
+
+def test_an_analogy_is_not_what_is_matched(course):
+    """The picture a newcomer paints is cut out before matching, when what is left still asks something; with it,
+    the cellar and the ingredients outvote the question and the answer falls back to a passage."""
+    message = "picture a chef who must walk to a cellar for every ingredient. is that why a kernel waits on HBM?"
+    assert without_analogies(message) == ". is that why a kernel waits on HBM?"
+    assert without_analogies("picture a chef in a cellar") == "picture a chef in a cellar"  # nothing left to ask
+    plan = plan_answer(message + " and what makes it faster?", course=course)
+    assert plan.kind == "explanation" and plan.cited[0]["section"] == "memory-hierarchy", plan.kind
 
 
 def test_a_question_naming_what_the_course_lacks_gets_no_namesake_answer(course):
