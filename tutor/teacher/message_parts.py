@@ -42,18 +42,15 @@ def analogy_spans(message: str) -> list[range]:
     return [range(m.start(), m.end()) for m in _ANALOGY.finditer(message)]
 
 
+WITHOUT_ANALOGY_TERMS = 3  # what is left of a message without its analogies must still ask this many terms
+
+
 def without_analogies(message: str) -> str:
-    """The message with its analogies cut out, when what is left still asks something: "picture a notepad for
-    each worker and a warehouse down the hall. is that how a graphics card stores things?" is matched by its
-    question, not by the notepad and the warehouse."""
-    spans = analogy_spans(message)
-    if not spans:
-        return message
-    kept = "".join(c for i, c in enumerate(message) if not any(i in span for span in spans))
+    """The message with its analogies cut out, when what is left still asks something: "picture a chef who walks
+    to a cellar for every ingredient. is that why a kernel waits on HBM?" is matched by its question, not by the
+    cellar and the ingredients."""
+    kept = _ANALOGY.sub("", message)
     return kept if len(set(tokenize(kept))) >= WITHOUT_ANALOGY_TERMS else message
-
-
-WITHOUT_ANALOGY_TERMS = 3
 
 
 def parts_by_sentence(message: str) -> list[tuple[str, list[str] | None]]:
