@@ -481,6 +481,16 @@ _BARE_COMPARISON = re.compile(
 )
 
 
+# "how would I tell?", "how can we check from a profiler?", "ok how do I spot it in nsight?": a check with no
+# object (tell what?) checks what the previous turn was about; at most a tool is named.
+_CHECK_WITHOUT_OBJECT = re.compile(
+    r"^\W*(?:(?:and|but|so|ok(?:ay)?)\W+)?how\s+(?:would|do|can|could|should|might|will)\s+(?:i|we|you|one)\s+"
+    r"(?:(?:actually|even|ever)\s+)?(?:tell|check|know|spot|see|verify|confirm|measure|notice|detect)"
+    r"(?:\s+(?:from|in|with|using|on)\s+(?:an?\s+|the\s+|my\s+|our\s+)?[\w-]+(?:\s+[\w-]+)?)?\W*$",
+    re.IGNORECASE,
+)
+
+
 # A bare request for the reason behind what was just said: "why?", "how come?", "why not?".
 _BARE_REASON = re.compile(
     r"^\W*(?:(?:and|but|so)\s+)?(?:why|how|how so|how come|why is that|why so|why not|how does that work)\W*$", re.I
@@ -513,9 +523,10 @@ def compares_without_saying_with_what(question: str) -> bool:
 
 def is_follow_up(question: str, content_terms: int) -> bool:
     """A message that needs the previous turn: short and starting like a continuation, or a pronoun with
-    almost nothing else to match on, or a continuation that compares without saying with what.
+    almost nothing else to match on, or a continuation that compares without saying with what, or a way to
+    check that says not what it checks ("how would I tell from a profiler?").
     `content_terms`: how many terms the message has of its own."""
-    if content_terms <= 1:
+    if content_terms <= 1 or _CHECK_WITHOUT_OBJECT.match(question):
         return True
     if content_terms <= 4 and (_FOLLOW_UP_START.match(question) or _PRONOUN.search(question)):
         return True

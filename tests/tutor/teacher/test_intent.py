@@ -183,6 +183,10 @@ def test_a_message_that_only_borrows_the_courses_words_is_declined(shipped_cours
         ("What limits how large FlashAttention's tiles can be on an H100?", 6, False),
         ("What numbers did the lab get at N = 4096?", 3, True),  # which lab: the last turn says
         ("What did the graph lab get?", 3, False),  # this one names its lab
+        ("ok, how could we check in nsight compute?", 4, True),  # check what: the last turn says
+        ("how would I spot it?", 2, True),
+        ("how do I check the L2 hit rate in nsight compute?", 6, False),  # it says what it checks
+        ("How do I know if my kernel is memory-bound?", 4, False),
     ],
 )
 def test_a_continuation_or_a_bare_comparison_is_a_follow_up(message, terms, expected):
