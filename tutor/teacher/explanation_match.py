@@ -95,10 +95,11 @@ def asks_negated(question: str) -> bool:
 # how it works. Checked in this order, first match wins.
 _KINDS: list[tuple[str, re.Pattern]] = [
     (
-        # What something costs or gives up ("what's the catch?", "What does the block-table indirection cost?").
+        # What something costs or gives up ("what's the catch?", typed "whats the catch", "What does the block-table
+        # indirection cost?").
         "cost",
         re.compile(
-            r"\bwhat(?:'s|\s+is|\s+are)\s+the\s+(?:catch|downsides?|drawbacks?|price|trade-?offs?)\b"
+            r"\bwhat(?:'?s|\s+is|\s+are)\s+the\s+(?:catch|downsides?|drawbacks?|price|trade-?offs?)\b"
             r"|\bany\s+(?:catch|downsides?|drawbacks?)\b|\bwhat\s+(?:exactly\s+|really\s+|actually\s+)?(?:does|do|did)\s+[\w\s.()-]{1,50}\s+cost\b"
             r"|\bwhat\s+do\s+(?:i|we|you)\s+(?:give\s+up|pay)\b",
             re.IGNORECASE,
@@ -110,7 +111,7 @@ _KINDS: list[tuple[str, re.Pattern]] = [
             r"\bwhy\s+(?:should|would|do)\s+(?:i|we|you)\s+care\b|\bwhy\s+(?:does|would)\s+(?:it|this|that)\s+matter"
             r"|\bwhat\s+(?:goes|can\s+go|could\s+go)\s+wrong|\bwhat\s+happens\s+(?:if|when|to)\b|\bwhat\s+breaks"
             r"|\bis\s+(?:it|that|this)\s+(?:bad|a\s+problem|a\s+big\s+deal)|\bso\s+what\b|\bdoes\s+(?:it|that)\s+matter"
-            r"|\bwhat(?:'s|\s+is)\s+the\s+(?:harm|catch|downside|consequence)|\bwhy\s+(?:is|are)\s+[\w\s-]{1,30}\sbad\b",
+            r"|\bwhat(?:'?s|\s+is)\s+the\s+(?:harm|catch|downside|consequence)|\bwhy\s+(?:is|are)\s+[\w\s-]{1,30}\sbad\b",
             re.IGNORECASE,
         ),
     ),

@@ -123,6 +123,7 @@ def test_a_why_should_i_care_question_gets_consequences_not_a_definition(course)
     assert question_kind("What goes wrong if my tile does not fit?") == "consequence"
     assert question_kind("How much faster is a CUDA graph?") == "quantity"
     assert question_kind("What is a warp?") == "definition"
+    assert question_kind("whats the catch") == question_kind("What's the catch?") == "cost"  # typed without "'"
     plan = plan_answer("Nsight says my loads are uncoalesced. Why should I care?", course=course)
     assert plan.kind == "explanation" and not plan.explanation.question.startswith("What is")
 
