@@ -481,8 +481,8 @@ _BARE_COMPARISON = re.compile(
 )
 
 
-# "how would I tell?", "how can we check from a profiler?", "ok how do I spot it in nsight?": a check with no
-# object (tell what?) checks what the previous turn was about; at most a tool is named.
+# "how would I tell?", "how can we check from a profiler?", "ok, how could we check in nsight compute?": a check
+# with no object (tell what?) checks what the previous turn was about; at most a tool is named.
 _CHECK_WITHOUT_OBJECT = re.compile(
     r"^\W*(?:(?:and|but|so|ok(?:ay)?)\W+)?how\s+(?:would|do|can|could|should|might|will)\s+(?:i|we|you|one)\s+"
     r"(?:(?:actually|even|ever)\s+)?(?:tell|check|know|spot|see|verify|confirm|measure|notice|detect)"
