@@ -312,6 +312,12 @@ def _decide(
         matches.sort(key=lambda m: m.explanation_id != earlier.pk)
     if follow_up and earlier is not None and explanation_match.question_kind(question) == "diagnose":
         matches = _ways_to_tell_first(matches, earlier, course.slug)
+    catch = None
+    if follow_up and earlier is not None and explanation_match.question_kind(question) == "cost":
+        catch = _catch(rewrite(f"{earlier.question} {corrected}", words), earlier, course.slug)
+        if catch is not None and matches and matches[0].explanation_id != earlier.pk:
+            # (Where the previous answer still leads, the rules for that case below look for the cost in it first.)
+            matches = [catch, *(m for m in matches if m.explanation_id != catch.explanation_id)]
     matches = matches[:4]
     plan = Plan("not_covered", course, question, query=rewritten, hits=hits)
     plan.continues = _sections_of(earlier)
@@ -336,9 +342,12 @@ def _decide(
             # the previous one does not; few do, and the next one on the list would only change the subject.
             fresh = [m for m in [matches[0], *fresh] if _HAS_CODE.search(explanations[m.explanation_id].answer)]
             fresh = fresh if fresh and fresh[0] is not matches[0] else []
+        elif catch is not None:
+            # "what's the catch?" after "What is a paged KV cache?" wants what paging costs, not how to size its
+            # blocks.
+            fresh = [catch, *(m for m in fresh if m.explanation_id != catch.explanation_id)]
         elif explanation_match.question_kind(question) == "cost":
-            # Of those, first one that answers with a cost: "what's the catch?" after "What is a paged KV
-            # cache?" wants what paging costs, not how to size its blocks.
+            # Of those, first one that answers with a cost.
             fresh.sort(key=lambda m: index.kinds[m.explanation_id] != "cost")
         if fresh:
             matches = fresh + [m for m in matches if m not in fresh]
@@ -525,6 +534,32 @@ def _ways_to_tell_first(matches: list, previous: Explanation, course_slug: str) 
     # Of the kind asked and on the subject just answered: confident in this context even where the joined
     # words alone fall short of the bar.
     return [replace(telling[0], clear=True), *(m for m in matches if m is not telling[0])]
+
+
+CATCH_CANDIDATES = 40  # how far down the joined words' ranking a catch on the previous answer's subject is looked for
+
+
+def _catch(query: str, previous: Explanation, course_slug: str) -> explanation_match.Match | None:
+    """ "what's the catch?" after an answer on CUDA graphs: the explanation of what something costs or when not to
+    use it ("What's the catch with CUDA graphs?", "When should I not fuse kernels?") on the previous answer's
+    subject (one of its sections), confident in this context; None where there is none. `query` joins the previous
+    answer's question to the follow-up: the learner's own first wording ("stop writing everything back to memory")
+    would rank the cost of something else first ("What does it cost to write an intermediate to HBM?")."""
+    idx = explanation_match.get_index(course_slug)
+    subject = _sections_of(previous)
+
+    def is_catch(pk: int) -> bool:
+        return idx.kinds[pk] == "cost" or (idx.kinds[pk] == "when" and idx.negated[pk])
+
+    for m in explanation_match.match(query, course_slug, k=CATCH_CANDIDATES):
+        if (
+            is_catch(m.explanation_id)
+            and m.explanation_id != previous.pk
+            and m.score >= explanation_match.NEAR
+            and subject & _sections_of(idx.explanations[m.explanation_id])
+        ):
+            return replace(m, clear=True)
+    return None
 
 
 def _asks_only_how_much(follow_up: str) -> bool:

@@ -219,6 +219,9 @@ EVERYDAY = {
     "talk to each other": "communication all-reduce multi-gpu",
     "talking to each other": "communication all-reduce multi-gpu",
     "talk to one another": "communication all-reduce multi-gpu",
+    "chatting with each other": "communication all-reduce multi-gpu",
+    "chat with each other": "communication all-reduce multi-gpu",
+    "multi-card": "multi-gpu",
     # A service that slows down through the day, and one that is slow only now and then.
     "by the evening": "slower over hours",
     "by evening": "slower over hours",
@@ -256,14 +259,210 @@ EVERYDAY = {
     "key value cache": "kv cache",
     "grouped-query attention": "gqa",
     "grouped query attention": "gqa",
+    # Registers: the tiny private storage slots each worker (thread) gets.
+    "tiny fast storage": "registers",
+    "fast storage slots": "registers",
+    "scratch slots": "registers",
+    "private storage": "registers",
+    # Register spills: those slots overflowing into slow memory.
+    "spill over": "registers spill local memory",
+    "spills over": "registers spill local memory",
+    # Shared memory: the fast scratch storage on the chip that a team of workers shares.
+    "inside the chip": "on-chip sram shared memory",
+    "built-in memory": "on-chip sram shared memory",
+    "fast scratch storage": "shared memory sram",
+    "shared scratch": "shared memory sram",
+    "team of workers": "thread block shared memory",
+    # L2: the chip-wide cache the hardware manages by itself.
+    "hardware cache": "l2 cache",
+    "built-in cache": "l2 cache",
+    # Attention: every word compared with every other word.
+    "every other word": "attention scores score matrix",
+    "comparing every word": "attention scores score matrix",
+    "word comparison": "attention scores score matrix",
+    "score table": "attention score matrix",
+    # Softmax: turning the scores into shares that add up to one.
+    "scores into probabilities": "attention softmax",
+    "scores into percentages": "attention softmax",
+    "add up to one": "softmax normalizer",
+    # FlashAttention: the memory-saving attention trick, done piece by piece.
+    "memory-saving attention": "flashattention tiling",
+    "attention in chunks": "flashattention tiling",
+    "attention piece by piece": "flashattention tiling",
+    # KV cache: the model's memory of the conversation so far.
+    "conversation memory": "kv cache",
+    "memory of the conversation": "kv cache",
+    "chat history": "kv cache context",
+    "chat memory": "kv cache",
+    "previous words": "kv cache context",
+    "words so far": "kv cache context",
+    "remember the conversation": "kv cache",
+    # Paged KV cache: handing out memory in fixed-size pages instead of one reserved chunk per chat.
+    "memory pages": "paged kv blocks pagedattention",
+    "handing out memory": "paged kv blocks allocator",
+    "reserved chunk": "contiguous reservation paged kv blocks",
+    "list of pages": "block table paged kv",
+    # Memory wasted in holes and gaps: fragmentation.
+    "swiss cheese": "fragmentation allocator",
+    "holes in memory": "fragmentation allocator",
+    # Sharing the blocks of a prompt every chat starts with: prefix sharing.
+    "same system prompt": "prefix sharing paged kv blocks",
+    "shared system prompt": "prefix sharing paged kv blocks",
+    # Decode: the model writing its reply.
+    "writing the answer": "decode token",
+    "writing the reply": "decode token",
+    # Prefill: the model reading the prompt.
+    "reading my prompt": "prefill",
+    "reading my question": "prefill",
+    "processing the prompt": "prefill",
+    "the whole prompt": "prefill",
+    # Chunked prefill: a long prompt taken in pieces.
+    "prompt in chunks": "chunked prefill",
+    "split the prompt": "chunked prefill",
+    # TTFT: the wait before anything of the reply appears.
+    "before anything appears": "ttft prefill",
+    # Batching: several chats or requests served in one step.
+    "several chats": "batching batch",
+    "many chats": "batching batch",
+    "many conversations": "batching batch",
+    "grouping requests": "batching batch",
+    # Continuous batching: new people joining the group being worked on.
+    "join the group": "continuous batching",
+    "new people join": "continuous batching",
+    # Throughput versus latency: the server's total output against one user's speed.
+    "requests per second": "throughput batching",
+    "speed per user": "per-user latency tpot",
+    # Kernel launch overhead: the cost of starting each job and telling the card about it.
+    "starting each job": "kernel launch overhead",
+    "starting each step": "kernel launch overhead",
+    "step started": "kernel launch overhead",
+    "cost of starting": "kernel launch overhead",
+    "tell the card": "kernel launch",
+    "telling the card": "kernel launch",
+    "tell the graphics card": "kernel launch",
+    "next bit of work": "kernel launch launch-bound",
+    # Launch-bound: the CPU cannot hand out work as fast as the GPU finishes it.
+    "cpu can't keep up": "launch-bound host cpu",
+    "keep up with the gpu": "launch-bound host cpu",
+    # Host sync: the CPU stopping to wait for the GPU.
+    "wait for the gpu": "host sync synchronization",
+    "waiting for the gpu": "host sync synchronization",
+    # CUDA stream: the card's queue of work; the CPU returns before the work is done.
+    "queue of work": "cuda stream queue",
+    "to-do list": "cuda stream queue",
+    # Kernel: one small program the card runs.
+    "gpu program": "kernel",
+    # SMs: the GPU's many little processors.
+    "little processors": "sms streaming multiprocessors",
+    # Kernel fusion: merging steps, doing them together.
+    "merging steps": "fused kernel fusion",
+    "merging the steps": "fused kernel fusion",
+    "merge several steps": "fused kernel fusion",
+    "steps together": "fused kernel fusion",
+    # CUDA graphs: handing the card the whole recorded list of steps at once.
+    "whole list of steps": "cuda graph capture replay",
+    "list of steps at once": "cuda graph capture replay",
+    "record once": "cuda graph capture replay",
+    # Roofline: the roof chart, the speed-limit chart with a slanted and a flat line.
+    "roof chart": "roofline",
+    "speed limit chart": "roofline",
+    "speed-limit chart": "roofline",
+    "slanted line": "roofline bandwidth roof",
+    "where the lines meet": "roofline ridge point",
+    "where the two lines meet": "roofline ridge point",
+    # Memory-bound: starved for data, waiting on deliveries.
+    "starved for data": "memory-bound bandwidth",
+    "waiting on deliveries": "memory-bound bandwidth",
+    "limited by memory": "memory-bound bandwidth",
+    "held back by memory": "memory-bound bandwidth",
+    # Compute-bound: held back by the math itself.
+    "limited by the math": "compute-bound flop/s",
+    "limited by math": "compute-bound flop/s",
+    "held back by the math": "compute-bound flop/s",
+    "math speed": "compute flop/s",
+    "crunching numbers": "compute flops",
+    # Arithmetic intensity: how much math is done for each byte fetched.
+    "for each byte": "arithmetic intensity flop/byte",
+    "work per byte": "arithmetic intensity flop/byte",
+    # Weights: the model's stored numbers, read from memory at every step.
+    "model's numbers": "weights",
+    "model's stored numbers": "weights",
+    # Matmul: multiplying big matrices.
+    "matrix multiplication": "matmul gemm",
+    "matrix multiply": "matmul gemm",
+    # Tensor cores: the card's dedicated multiply hardware.
+    "multiply hardware": "tensor cores",
+    "multiply units": "tensor cores",
+    # Alignment: sizes that are not round numbers.
+    "round number": "multiple of 8 alignment",
+    "rounder number": "multiple of 8 alignment",
+    # Warps: workers moving in lockstep.
+    "in lockstep": "warp simt",
+    # Warp divergence: workers of one warp taking different paths.
+    "take different paths": "warp divergence branch",
+    # Bank conflicts: workers queueing at the same shelf of the scratch storage.
+    "same shelf": "bank conflicts shared memory",
+    "queueing at the same": "bank conflicts shared memory",
+    # Swizzling: scrambling the layout so accesses spread out.
+    "scrambled layout": "xor swizzle swizzling",
+    # Coalescing: workers reading data that sits side by side.
+    "sitting next to each other": "coalesced contiguous",
+    "side by side in memory": "coalesced contiguous",
+    # Pipelining with async copies: fetching the next batch of data while working on this one.
+    "fetch the next": "pipelining async copy prefetch",
+    "fetching the next": "pipelining async copy prefetch",
+    "load the next": "pipelining async copy prefetch",
+    "copy in the background": "pipelining async copy cp.async",
+    "two memory slots": "double buffering pipelining",
+    "assembly line": "pipelining pipeline stages",
+    # Warp specialization: some workers fetch while others compute.
+    "some workers fetch": "warp specialization producer",
+    # Tensor parallelism: the GPUs combining their partial results with an all-reduce.
+    "combine their results": "all-reduce communication",
+    "share their results": "all-reduce communication",
+    "between gpus": "communication nvlink interconnect",
+    "between the gpus": "communication nvlink interconnect",
+    # Pipeline parallelism: layers placed on different GPUs or machines.
+    "layers on different": "pipeline parallelism stages",
+    "several machines": "pipeline parallelism across nodes",
+    # Quantization: shrinking the model's stored numbers.
+    "shrink the model": "quantization weights",
+    "compress the model": "quantization weights",
+    "smaller format": "quantization lower precision",
+    "rougher format": "quantization lower precision",
+    "lower-precision": "quantization",
+    "16-bit": "bf16 fp16",
+    "full-precision": "fp32",
+    "lose accuracy": "accuracy quantization",
+    "lose quality": "accuracy quantization",
+    # Grouped-query attention.
+    "grouped attention": "gqa grouped-query attention",
+    # Occupancy: how many workers the chip keeps busy at once.
+    "workers fit": "occupancy resident warps",
+    "keep the chip busy": "occupancy sms",
+    # Tail latency: the rare slow replies.
+    "rare slowdowns": "p99 tail latency",
+    "occasional slowdowns": "p99 tail latency",
+    # Preemption and admission control: chats pushed out or turned away when memory runs short.
+    "out of room": "memory capacity kv cache preempt",
+    "kicked out": "preempt preemption",
+    "turn away": "admission control",
+    # Profilers: the timing chart of what ran when.
+    "timing chart": "nsight systems timeline profiler",
+    "timing tool": "nsight profiler",
+    # torch.compile recompiles: freezing on an unusual length or a new input size.
+    "unusual length": "recompiles torch.compile new shape",
+    "new input size": "recompiles torch.compile new shape",
+    # Warm-up: slow first answers right after a restart.
+    "after a restart": "warm-up compile cache",
 }
 _EVERYDAY = sorted(EVERYDAY.items(), key=lambda kv: -len(kv[0]))
 # Tensor cores, as a newcomer hears of them: special or dedicated circuits, units, parts or hardware, "AI cores",
-# "parts just for AI maths".
+# "parts just for AI maths". Not "AI chips", which are the accelerators themselves.
 _TENSOR_CORE_WORDS = "circuits?|circuitry|units?|hardware|parts?|cores?|chips?|blocks?|engines?"
 _TENSOR_CORES = re.compile(
     rf"\b(?:special(?:i[sz]ed)?|dedicated)\s+(?:(?!memory|storage|ram\b|cache)[\w-]+\s+){{0,2}}(?:{_TENSOR_CORE_WORDS})\b|"
-    rf"\b(?:ai|matrix)\s+(?:maths?\s+)?(?:{_TENSOR_CORE_WORDS})\b|"
+    rf"\b(?:ai|matrix)\s+(?:maths?\s+(?:{_TENSOR_CORE_WORDS})|(?!chips?\b)(?:{_TENSOR_CORE_WORDS}))\b|"
     rf"\b(?:{_TENSOR_CORE_WORDS})\s+(?:(?:just|only|made|built)\s+){{0,2}}for\s+(?:ai|matrix|matrices)\b",
     re.IGNORECASE,
 )

@@ -527,6 +527,23 @@ def test_how_to_spot_it_after_an_answer_gets_how_to_tell_on_that_subject(course)
     assert {s.slug for s in plan.explanation.sections.all()} & {s.slug for s in earlier.explanation.sections.all()}
 
 
+@pytest.mark.parametrize(
+    "first, catch",
+    [
+        # The joined words rank "Our GPU bill is huge. How do we serve more users on the same cards?" first.
+        ("Would rewriting my decode loop in C++ or buying a faster CPU get rid of kernel launch overhead?", "graph"),
+        # ... and "Does raising arithmetic intensity always make a kernel faster?".
+        ("Why does fusing kernels make things faster if the math is the same?", "fuse"),
+    ],
+)
+def test_whats_the_catch_after_an_answer_gets_a_cost_on_that_subject(course, first, catch):
+    earlier, plan = ask_after(first, "whats the catch?", course)
+    assert plan.kind == "explanation" and plan.explanation.pk != earlier.explanation.pk
+    question = plan.explanation.question.lower()
+    assert catch in question and any(w in question for w in ("catch", "downside", "cost", " not ")), question
+    assert {s.slug for s in plan.explanation.sections.all()} & {s.slug for s in earlier.explanation.sections.all()}
+
+
 def test_already_said_needs_every_new_term_of_the_follow_up():
     from types import SimpleNamespace
 
@@ -745,6 +762,8 @@ def test_a_pick_between_named_options_is_answered_by_an_explanation_that_weighs_
         ("Why does the assistant take a moment before it starts replying?", "first word"),
         ("Why does the AI get slower the longer we chat?", "kv cache"),
         ("Why does gluing two little calculations together make a model quicker?", "fus"),
+        ("Why would my kernel slow down when it needs more tiny fast storage slots than each thread gets?", "spill"),
+        ("Is the roof chart people draw for GPUs about memory or maths?", "roofline"),
     ],
 )
 def test_everyday_words_find_the_explanation_in_the_courses_terms(course, message, subject):
