@@ -153,6 +153,10 @@ BORROWED_WORDS = [
     "How many kernels of corn are on a typical cob?",
     # an electrical fuse: "fuse" in its household sense
     "Can I swap the blown fuse in my car for a 30 amp one?",
+    # a bank and a card that hold money; a cache in front of a web service
+    "Can I get a refund for a double charge on my bank statement?",
+    "Why was my debit card declined at the store?",
+    "How do I invalidate my CDN cache after a deploy?",
 ]
 
 
