@@ -654,6 +654,12 @@ _WAITS_ON_SOMETHING = re.compile(r"\bkeeps waiting\s+(?:on|for)\b")
 _NAMES_ITS_PARALLELISM = re.compile(r"\b(?:pipeline|tensor|expert|data|sequence|context)[\s-]+parallel", re.I)
 # "at the same time" is batching when it is people or requests served together ("lots of users asking at the same
 # time"), not when it is the hardware's parts working in parallel or a meter that reads busy and slow at once.
+# "out of memory" is a GPU that ran out, except where something is read or fetched out of memory ("it hauls the whole
+# model out of memory for every word"): that is where the bytes come from, not a lack of room.
+_FETCHED_FROM_MEMORY = re.compile(
+    r"\b(?:read|reads|reading|haul\w*|fetch\w*|load\w*|pull\w*|stream\w*|cop(?:y|ies|ying)|bring\w*|get|gets|getting)\b"
+    r"(?:\s+[\w'-]+){0,6}?\s+out of memory\b"
+)
 _SERVED_TOGETHER = re.compile(
     r"\b(?:people|persons?|users?|requests?|chats?|conversations?|customers?|clients?|everyone|everybody|"
     r"messages?|questions?|queries|prompts?|sequences?)\b",
@@ -695,6 +701,7 @@ def add_course_terms(question: str) -> str:
         and not (phrase == "keeps waiting" and _WAITS_ON_SOMETHING.search(lower))
         and not (terms.endswith("parallelism") and _NAMES_ITS_PARALLELISM.search(lower))
         and not (phrase == "at the same time" and not _SERVED_TOGETHER.search(lower))
+        and not (phrase == "out of memory" and _FETCHED_FROM_MEMORY.search(lower))
     ]
     if _TENSOR_CORES.search(question):
         extra.append("tensor cores")

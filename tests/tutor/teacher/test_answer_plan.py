@@ -764,6 +764,8 @@ def test_a_pick_between_named_options_is_answered_by_an_explanation_that_weighs_
         ("Why does gluing two little calculations together make a model quicker?", "fus"),
         ("Why would my kernel slow down when it needs more tiny fast storage slots than each thread gets?", "spill"),
         ("Is the roof chart people draw for GPUs about memory or maths?", "roofline"),
+        # read "out of memory": where the bytes come from, not a GPU that ran out of room
+        ("For every word it writes, does the chatbot read all of its weights out of memory again?", "decode"),
     ],
 )
 def test_everyday_words_find_the_explanation_in_the_courses_terms(course, message, subject):
