@@ -310,10 +310,11 @@ def _decide(
         # "how much in actual numbers?" after an answer to a how-much question asks for its numbers, which the
         # joined words may rank second: the previous answer leads, and is quoted below if it holds them.
         matches.sort(key=lambda m: m.explanation_id != earlier.pk)
-    if follow_up and earlier is not None and explanation_match.question_kind(question) == "diagnose":
+    asked_kind = explanation_match.question_kind(question)
+    if follow_up and earlier is not None and asked_kind == "diagnose":
         matches = _ways_to_tell_first(matches, earlier, course.slug)
     catch = None
-    if follow_up and earlier is not None and explanation_match.question_kind(question) == "cost":
+    if follow_up and earlier is not None and asked_kind == "cost":
         catch = _catch(rewrite(f"{earlier.question} {corrected}", words), earlier, course.slug)
         if catch is not None and matches and matches[0].explanation_id != earlier.pk:
             # (Where the previous answer still leads, the rules for that case below look for the cost in it first.)
@@ -346,7 +347,7 @@ def _decide(
             # "what's the catch?" after "What is a paged KV cache?" wants what paging costs, not how to size its
             # blocks.
             fresh = [catch, *(m for m in fresh if m.explanation_id != catch.explanation_id)]
-        elif explanation_match.question_kind(question) == "cost":
+        elif asked_kind == "cost":
             # Of those, first one that answers with a cost.
             fresh.sort(key=lambda m: index.kinds[m.explanation_id] != "cost")
         if fresh:
@@ -517,23 +518,32 @@ def _sections_of(explanation: Explanation | None) -> frozenset[str]:
     return frozenset(s.slug for s in explanation.sections.all()) if explanation is not None else frozenset()
 
 
-def _ways_to_tell_first(matches: list, previous: Explanation, course_slug: str) -> list:
-    """ "how would I spot it in a profiler?" after "What is locality collapse?": an explanation that says how to
-    tell, on the previous answer's subject (one of its sections), leads; how to tell something else does not."""
+def _first_on_subject(
+    candidates: list, previous: Explanation, course_slug: str, wanted
+) -> explanation_match.Match | None:
+    """The first of `candidates` (matches, best first) that `wanted` (an explanation id -> bool) accepts, on the
+    previous answer's subject (one of its sections) and at least NEAR: of the kind asked and on the subject just
+    answered, it is confident in this context even where the joined words alone fall short of the bar."""
     idx = explanation_match.get_index(course_slug)
     subject = _sections_of(previous)
-    telling = [
-        m
-        for m in matches
-        if idx.kinds[m.explanation_id] == "diagnose"
-        and m.score >= explanation_match.NEAR
-        and subject & _sections_of(idx.explanations[m.explanation_id])
-    ]
-    if not telling:
+    for m in candidates:
+        if (
+            wanted(m.explanation_id)
+            and m.score >= explanation_match.NEAR
+            and subject & _sections_of(idx.explanations[m.explanation_id])
+        ):
+            return replace(m, clear=True)
+    return None
+
+
+def _ways_to_tell_first(matches: list, previous: Explanation, course_slug: str) -> list:
+    """ "how would I spot it in a profiler?" after "What is locality collapse?": an explanation that says how to
+    tell, on the previous answer's subject, leads; how to tell something else does not."""
+    kinds = explanation_match.get_index(course_slug).kinds
+    telling = _first_on_subject(matches, previous, course_slug, lambda pk: kinds[pk] == "diagnose")
+    if telling is None:
         return matches
-    # Of the kind asked and on the subject just answered: confident in this context even where the joined
-    # words alone fall short of the bar.
-    return [replace(telling[0], clear=True), *(m for m in matches if m is not telling[0])]
+    return [telling, *(m for m in matches if m.explanation_id != telling.explanation_id)]
 
 
 CATCH_CANDIDATES = 40  # how far down the joined words' ranking a catch on the previous answer's subject is looked for
@@ -542,24 +552,16 @@ CATCH_CANDIDATES = 40  # how far down the joined words' ranking a catch on the p
 def _catch(query: str, previous: Explanation, course_slug: str) -> explanation_match.Match | None:
     """ "what's the catch?" after an answer on CUDA graphs: the explanation of what something costs or when not to
     use it ("What's the catch with CUDA graphs?", "When should I not fuse kernels?") on the previous answer's
-    subject (one of its sections), confident in this context; None where there is none. `query` joins the previous
-    answer's question to the follow-up: the learner's own first wording ("stop writing everything back to memory")
-    would rank the cost of something else first ("What does it cost to write an intermediate to HBM?")."""
+    subject; None where there is none. `query` joins the previous answer's question to the follow-up: the learner's
+    own first wording ("stop writing everything back to memory") would rank the cost of something else first
+    ("What does it cost to write an intermediate to HBM?")."""
     idx = explanation_match.get_index(course_slug)
-    subject = _sections_of(previous)
 
     def is_catch(pk: int) -> bool:
-        return idx.kinds[pk] == "cost" or (idx.kinds[pk] == "when" and idx.negated[pk])
+        return pk != previous.pk and (idx.kinds[pk] == "cost" or (idx.kinds[pk] == "when" and idx.negated[pk]))
 
-    for m in explanation_match.match(query, course_slug, k=CATCH_CANDIDATES):
-        if (
-            is_catch(m.explanation_id)
-            and m.explanation_id != previous.pk
-            and m.score >= explanation_match.NEAR
-            and subject & _sections_of(idx.explanations[m.explanation_id])
-        ):
-            return replace(m, clear=True)
-    return None
+    candidates = explanation_match.match(query, course_slug, k=CATCH_CANDIDATES)
+    return _first_on_subject(candidates, previous, course_slug, is_catch)
 
 
 def _asks_only_how_much(follow_up: str) -> bool:
