@@ -54,8 +54,10 @@ authors before the teacher was asked any of them (unraised with more everyday wo
 follow-ups; unwritten with more how-to, misconception and short questions), are each half "dev" and half a held-out
 split of their own name. eval/unaired_questions.yaml, written the same way on 2026-11-29 by another author from the
 sections alone (without the explanations or the other sets) before the teacher was asked any of it, is half "dev"
-and half "unaired" (held out). eval/everyday_questions.yaml, written the same way and day by another author, is all
-"dev": 120 questions in a newcomer's words (analogies among them), scenarios and follow-ups, to tune on.
+and half "unaired" (held out). eval/unbroached_questions.yaml, written the same way and day by another author after
+"unaired" had been measured, is half "dev" and half "unbroached" (held out). eval/everyday_questions.yaml, written
+the same way and day by another author, is all "dev": 120 questions in a newcomer's words (analogies among them),
+scenarios and follow-ups, to tune on.
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -101,6 +103,7 @@ HALF_DEV_FILES = (
     "unraised",
     "unwritten",
     "unaired",
+    "unbroached",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml"

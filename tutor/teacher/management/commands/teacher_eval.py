@@ -27,9 +27,9 @@ class Command(BaseCommand):
                 "which split to run: the teacher is tuned on 'tune' and 'dev'; 'test', 'fresh', 'holdout', "
                 "'closing', 'final', 'blind', 'sealed', 'unseen', 'novel', 'probe', 'untried', 'unasked', "
                 "'unheard', 'untold', 'unposed', 'unprompted', 'unspoken', 'unsaid', 'unvoiced', "
-                "'unbidden', 'unstated', 'unmentioned', 'unqueried', 'unsought', 'unraised', 'unwritten' and "
-                "'unaired' (each written before the teacher was asked them) are held out and only reported on; "
-                "'unaired' is the newest; 'all' "
+                "'unbidden', 'unstated', 'unmentioned', 'unqueried', 'unsought', 'unraised', 'unwritten', "
+                "'unaired' and 'unbroached' (each written before the teacher was asked them) are held out and "
+                "only reported on; 'unbroached' is the newest; 'all' "
                 "runs every question"
             ),
         )
