@@ -16,6 +16,7 @@ from quizzes.models import Course
 from tutor.teacher import explanation_match
 from tutor.teacher.message_parts import quoted_spans, told_not_asked
 from tutor.teacher.question_rewrite import (
+    COMMON_WORD,
     EVERYDAY,
     EVERYDAY_WORDS,
     NEWER_EVERYDAY_WORDS,
@@ -142,6 +143,38 @@ def uncovered_terms(question: str, counts: Counter, stems: Counter) -> list[str]
 
 
 FOREIGN_WORDS = 2  # see foreign_words: this many of them name another subject
+# Nouns that name a family of inference techniques: a kind of one the course never names ("expert parallelism",
+# "latent attention") is another technique, not the course's.
+TECHNIQUE_NOUNS = frozenset(
+    (
+        "attention parallelism decoding batching quantization quantisation sampling scheduling caching sharding "
+        "routing offloading pruning distillation sparsity"
+    ).split()
+)
+# A word and the next (overlapping: "how does expert parallelism" gives "does expert" and "expert parallelism").
+_WORD_PAIR = re.compile(r"(?<![\w-])([A-Za-z][a-z]+)(?=[\s-]+([A-Za-z][a-z]+)(?![\w-]))")
+
+
+def unnamed_kinds(question: str, stems: Counter, words: frozenset[str]) -> list[str]:
+    """Kinds of a technique the course never names, in lower case: "expert parallelism", "latent attention" (a
+    word the course's texts never use before one of TECHNIQUE_NOUNS). Not a misspelt course word ("diffrent
+    batching"), nor everyday wording ("regular attention" uses a word the course has)."""
+    out = []
+    for m in _WORD_PAIR.finditer(question):
+        modifier, noun = m.group(1), m.group(2)
+        modifier_terms = tokenize(modifier)
+        if noun.lower() not in TECHNIQUE_NOUNS or not modifier_terms:
+            continue
+        if any(stems[t] for t in modifier_terms) or modifier.lower() in EVERYDAY_WORDS:
+            continue
+        if english().word_frequency[modifier.lower()] >= COMMON_WORD:
+            continue  # "her attention": a word of every sentence, not a kind of anything
+        if english().word_frequency[modifier.lower()] < RARE_IN_ENGLISH and misspelt_course_word(
+            modifier.lower(), words
+        ):
+            continue  # a slip of a course word; a real English word ("expert") is not one of "export"
+        out.append(f"{modifier} {noun}")
+    return out
 
 
 class NotCovered(NamedTuple):
@@ -162,13 +195,18 @@ def not_covered(question: str, course: Course) -> NotCovered:
     A word the learner only uses in telling their situation is not what they ask about (see told_not_asked):
     a plain English word there ("A coworker claims ...") is not named at all; a name ("Every time k8s scales up
     a new pod, ...") is still named as not covered, but it is not asked."""
-    names = uncovered_terms(question, _vocabulary(course).counts, _vocabulary(course).stems)
+    vocabulary = _vocabulary(course)
+    names = uncovered_terms(question, vocabulary.counts, vocabulary.stems)
+    kinds = unnamed_kinds(question, vocabulary.stems, vocabulary.words)
+    names += [k for k in kinds if k not in names]
     foreign = foreign_words(question, course)
     if len(foreign) >= FOREIGN_WORDS:
         names = list(dict.fromkeys([*names, *foreign]))
     rare = _rare_words(question, course, course_uses=0, derivations=True)
     told = {w for w in dict.fromkeys([*names, *rare]) if told_not_asked(w, question)}
-    unknown = [w for w in rare if not (w in told and _plain_english(w))]
+    # "speculative" of "speculative decoding" is named with its noun, not again alone.
+    modifiers = {k.split()[0] for k in kinds}
+    unknown = [w for w in rare if not (w in told and _plain_english(w)) and w not in modifiers]
     return NotCovered(names, unknown, [w for w in [*names, *unknown] if w not in told])
 
 
@@ -300,12 +338,15 @@ def _bases(word: str) -> list[str]:
 
 def everyday_english(word: str) -> bool:
     """Whether a word that is rare as written is still everyday English, not a subject the learner names: an
-    inflection of a common word ("replies"), an English word made of two common ones ("workstation"), or a
-    misspelling of one ("wat" for "what", "documnet"). A capitalised word ("Bitcoin") stays a name."""
+    inflection of a common word ("replies"), a contraction without its apostrophe ("im"), an English word made
+    of two common ones ("workstation"), or a misspelling of one ("wat" for "what", "documnet"). A capitalised
+    word ("Bitcoin") stays a name."""
     lower = word.lower()
     frequency = english().word_frequency
     if any(frequency[base] >= RARE_IN_ENGLISH for base in _bases(lower)):
         return True
+    if word.islower() and any(frequency[f"{lower[:i]}'{lower[i:]}"] >= RARE_IN_ENGLISH for i in range(1, len(lower))):
+        return True  # "im", "didnt", "ive": a contraction typed without its apostrophe
     # "foreverrr" (a letter held for emphasis), "calcualte" (two neighbouring letters swapped): common words.
     if word.islower() and len(lower) >= 5:
         unstretched = {_STRETCHED.sub(r"\1", lower), _STRETCHED.sub(r"\1\1", lower)}

@@ -492,6 +492,7 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{3,}")
 NEWER_EVERYDAY_WORDS = [
     *("app", "apps", "smartphone", "smartphones", "wifi", "hw", "sw", "pls", "thx", "btw", "idk"),
     *("plz", "btwn", "meh", "ok", "dev", "devs", "mem", "ml", "gotcha", "gotchas"),
+    *("tbh", "imo", "imho", "afaik", "iirc", "fwiw", "ngl", "nvm", "lol", "eli5", "cuz", "smth", "sth", "ppl", "rn"),
     *("pseudocode", "snippet", "snippets"),  # the form of an answer, not a subject
 ]
 

@@ -129,7 +129,13 @@ def test_a_why_should_i_care_question_gets_consequences_not_a_definition(course)
 
 
 def test_everyday_words_typos_and_sizes_are_not_named_as_subjects_the_course_lacks(course):
-    from tutor.teacher.course_vocabulary import course_stems, course_vocabulary, uncovered_terms, unknown_words
+    from tutor.teacher.course_vocabulary import (
+        course_stems,
+        course_vocabulary,
+        not_covered,
+        uncovered_terms,
+        unknown_words,
+    )
 
     counts, _ = course_vocabulary(course)
     stems = course_stems(course)
@@ -137,7 +143,8 @@ def test_everyday_words_typos_and_sizes_are_not_named_as_subjects_the_course_lac
     assert unknown_words("wat is a warp", course) == []  # one key away from "what"
     assert uncovered_terms("a 128x64 tile of A", counts, stems) == []  # a size, not a name
     assert uncovered_terms("the NxN score matrix", counts, stems) == []  # a shape
-    assert unknown_words("What is speculative decoding?", course) == ["speculative"]
+    assert not_covered("What is speculative decoding?", course).names == ["speculative decoding"]
+    assert unknown_words("What is speculative decoding?", course) == []  # named with its noun, not again alone
     assert "MI300X" in uncovered_terms("Compare the H100 with an MI300X", counts, stems)
     assert uncovered_terms("If we move to H200s, will it stay close to the roof?", counts, stems) == []  # a plural
     for everyday in (
@@ -157,6 +164,8 @@ def test_everyday_words_typos_and_sizes_are_not_named_as_subjects_the_course_lac
         # the words of an analogy are the picture, not the subject
         "like recording a macro in a spreadsheet and replaying it, can the GPU's jobs be recorded once?",
         "imagine a waiter who walks to the kitchen for every side dish. does a GPU do that?",
+        "explain kernel fusion like im five",  # a contraction typed without its apostrophe
+        "i didnt see any speedup tbh, ive tried everything",
     ):
         assert unknown_words(everyday, course) == [], everyday
     # Shorthand in capitals and a prefixed unit are not names either; a product the course never mentions is.
@@ -606,6 +615,25 @@ def test_a_message_asking_two_things_gets_each_ones_explanation_in_the_order_ask
     # A second part with no confident answer of its own adds nothing beside the point.
     plan = plan_answer("What is a bank conflict, and what should I cook for dinner tonight?", course=course)
     assert plan.kind == "explanation" and plan.also is None
+
+
+def test_a_kind_of_technique_the_course_never_names_is_named_as_not_covered(course):
+    from tutor.teacher.course_vocabulary import not_covered
+
+    # Lower-case names made of everyday words: a word the course never uses before a technique's noun.
+    assert not_covered("How does expert parallelism route tokens?", course).asked == ["expert parallelism"]
+    assert "latent attention" in not_covered("How does multi-head latent attention shrink it?", course).names
+    for plain in (
+        "Is it faster than regular attention?",  # a word the course uses
+        "She lost her attention halfway through",  # a word of every sentence
+        "like a van that drives the whole delivery route for one parcel",  # no technique's noun
+    ):
+        assert not_covered(plain, course).names == [], plain
+    plan = plan_answer(
+        "How does a CUDA graph cut launch overhead, and how does expert parallelism route tokens?", course=course
+    )
+    assert plan.kind == "explanation" and "graph" in plan.explanation.question.lower()
+    assert "does not cover expert parallelism" in compose(plan)
 
 
 def test_a_message_asking_a_covered_and_an_uncovered_thing_gets_the_covered_part_answered(course):
