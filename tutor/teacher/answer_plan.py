@@ -43,7 +43,7 @@ from tutor.teacher.lesson_quotes import (
     terms_of,
 )
 from tutor.teacher.message_parts import parts_by_sentence, question_parts, without_analogies
-from tutor.teacher.question_rewrite import fix_phrases, fix_typos, rewrite
+from tutor.teacher.question_rewrite import fix_phrases, fix_typos, mechanism_terms, rewrite
 from tutor.teacher.retrieval import Hit, one_question, retrieve, tokenize
 
 PASSAGE_COVERAGE = 0.35  # a passage covering this share of the question's weight can answer in fallback
@@ -275,6 +275,11 @@ def _decide(
         swapped = intent.swapped_in(previous, corrected)
         resolved = swapped or f"{previous} {_reason_asked_of(question, earlier)} {corrected}"
     rewritten = rewrite(resolved, words)
+    if resolved != corrected and not follow_up and query is None:
+        # An analogy cut from the question still says which mechanism it pictures ("a picker who only finds out
+        # the next aisle after grabbing this item": dependent loads).
+        pictured = [t for t in mechanism_terms(corrected) if t not in mechanism_terms(resolved)]
+        rewritten = " ".join([rewritten, *pictured])
     # The detector reads the learner's own message; its paraphrase vote shares the vector of what is
     # matched when that is the same message. A follow-up that asks what a course answer gives (how to check, how
     # much, why) in no instruction's wording ("how do I check that?") is voted on as read in its conversation:

@@ -479,6 +479,59 @@ _INTO_ONE = re.compile(
     r"(?:[\w-]+\s+){0,2}?into\s+(?:one|a\s+single)\b",
     re.IGNORECASE,
 )
+# How a newcomer's picture of a mechanism reads, whatever the picture (a kitchen, a warehouse, a post office), and
+# the course's terms for that mechanism. Each asks for the shape of the situation, not for its nouns.
+_PREP = (
+    r"(?:start|begin|prep|prepar|chop|cut|fetch|load|grab|get|wash|fold|bring|order|measur|mix|set|lay|queue|stag"
+    r"|pick|pull)\w*"
+)
+_MECHANISMS = [
+    # Getting the next thing ready while the current one is worked on ("while my pasta boils I chop the next
+    # veggies", "start the next load washing while you fold the last one"): overlap, prefetching the next tile.
+    (
+        re.compile(
+            rf"\bwhile\b[^.?!]{{0,60}}\b{_PREP}\s+(?:[\w'-]+\s+){{0,5}}?next\b"
+            rf"|\b{_PREP}\s+(?:[\w'-]+\s+){{0,5}}?next\b[^.?!]{{0,60}}\bwhile\b",
+            re.IGNORECASE,
+        ),
+        "overlap prefetch next tile software pipelining",
+    ),
+    # Learning where to go next only once the current trip is over ("I only find out the next street after the
+    # last parcel shows up"): dependent loads, the latency memory wall.
+    (
+        re.compile(
+            r"\b(?:only|not|never|can'?t|cannot)\s+(?:\w+\s+){0,2}?(?:find\w*\s+out|learn\w*|know\w*|discover\w*)\b"
+            r"[^.?!]{0,40}\bnext\b[^.?!]{0,60}\b(?:after|until|till|once)\b",
+            re.IGNORECASE,
+        ),
+        "dependent loads pointer chasing latency irregular access memory wall",
+    ),
+    # The road is empty yet everything is late ("the delivery trucks are mostly empty", "the conveyor belts sit
+    # idle"): bandwidth to spare, latency the limit.
+    (
+        re.compile(
+            r"\b(?:trucks?|vans?|belts?|conveyors?|roads?|highways?|pipes?|lanes)\b[^.?!]{0,50}\b(?:empty|idle|quiet)\b",
+            re.IGNORECASE,
+        ),
+        "hbm far from busy latency irregular access memory wall",
+    ),
+    # Looking up where a thing is before fetching it ("look up each item's shelf number in a catalogue before
+    # walking over"): an indirection, a dependent load.
+    (
+        re.compile(r"\blook\w*\s+up\b[^.?!]{0,80}\bbefore\b", re.IGNORECASE),
+        "indirection lookup dependent loads latency irregular access memory wall",
+    ),
+    # Everyone sent to the same one of many counters ("they all pile up at one counter", "everybody lining up at
+    # the same checkout"): a bank conflict.
+    (
+        re.compile(
+            r"\b(?:all|everyone|everybody|every\s+\w+)\b[^.?!]{0,80}\b(?:same|one|single)\s+"
+            r"(?:counter|checkout|cashier|till|window|desk|teller|booth|gate|register)s?\b",
+            re.IGNORECASE,
+        ),
+        "bank conflict same bank serialized",
+    ),
+]
 EVERYDAY_WORDS = frozenset(
     [
         *(word for phrase in EVERYDAY for word in phrase.split()),
@@ -691,6 +744,11 @@ def _names_an_unaligned_size(question: str) -> bool:
     return any(n >= 64 and n % 8 for n in sizes)
 
 
+def mechanism_terms(text: str) -> list[str]:
+    """The course's terms for each mechanism the text pictures (see _MECHANISMS)."""
+    return [terms for pattern, terms in _MECHANISMS if pattern.search(text)]
+
+
 def add_course_terms(question: str) -> str:
     lower = question.lower()
     about_the_text = bool(_ABOUT_THE_TEXT.search(lower))
@@ -712,6 +770,7 @@ def add_course_terms(question: str) -> str:
         extra.append("fused kernel fusion")
     if _names_an_unaligned_size(question):
         extra.append(UNALIGNED)
+    extra += mechanism_terms(question)
     return f"{question} {' '.join(extra)}" if extra else question
 
 

@@ -184,6 +184,34 @@ def test_an_analogy_is_not_what_is_matched(course):
     assert plan.kind == "explanation" and plan.cited[0]["section"] == "memory-hierarchy", plan.kind
 
 
+@pytest.mark.parametrize(
+    "message, answer_about",
+    [
+        # Getting the next batch ready while this one is worked on: prefetching, software pipelining.
+        (
+            "When I bake, I measure out the flour for the next batch while the current tray is in the oven. "
+            "Do GPU kernels do something like that with their data?",
+            "software pipelining",
+        ),
+        # Learning the next address only after this delivery, on empty roads: the latency memory wall.
+        (
+            "a courier who only learns the next address after dropping off the current parcel. the roads are empty "
+            "but deliveries crawl. what's the GPU version of that?",
+            "latency-bound",
+        ),
+        # The same picture cut out as an analogy still names the mechanism.
+        (
+            "picture a clerk who has to look up every file's drawer in an index before walking over to it. is "
+            "there something like that slowing down GPU memory reads?",
+            "latency-bound",
+        ),
+    ],
+)
+def test_a_picture_of_a_mechanism_finds_it_whatever_the_picture(course, message, answer_about):
+    plan = plan_answer(message, course=course)
+    assert plan.kind == "explanation" and answer_about in plan.explanation.question, plan.kind
+
+
 def test_a_question_naming_what_the_course_lacks_gets_no_namesake_answer(course):
     """The course's serving scheduler is not the Linux CPU scheduler: with a name the course never uses, a
     middling match is not answered as if it were; a quoted term counts as named, and a strong match with a
