@@ -521,6 +521,93 @@ _MECHANISMS = [
         re.compile(r"\blook\w*\s+up\b[^.?!]{0,80}\bbefore\b", re.IGNORECASE),
         "indirection lookup dependent loads latency irregular access memory wall",
     ),
+    # A fast worker handed one small order at a time, standing around in between: launch overhead.
+    (
+        re.compile(
+            r"\bone\s+(?:\w+\s+){0,2}?(?:order|ticket|slip|task|instruction|job|chore|note)s?\s+at\s+a\s+time\b"
+            r"(?=.*\b(?:stand\w*\s+around|idle|wait\w*|sits?\s+around|twiddl\w*|bored)\b)",
+            re.IGNORECASE | re.DOTALL,
+        ),
+        "launch overhead launch-bound cpu host gaps gpu idle",
+    ),
+    # Taking the half-done work away to storage between steps and fetching it back ("putting everything back in the
+    # fridge in between", "ships everything to a warehouse, then step B fetches it back"): an intermediate's HBM
+    # round trip, what fusion removes.
+    (
+        re.compile(
+            r"\b(?:back\s+(?:in|into|on|to)|(?:ship|send|haul|driv|carr|tak)\w*\s+(?:[\w'-]+\s+){0,3}?to)\s+"
+            r"(?:the\s+|a\s+)?(?:fridge|freezer|warehouse|storage|storeroom|cupboard|pantry|cellar|basement|depot)\b",
+            re.IGNORECASE,
+        ),
+        "intermediate hbm round trip write read back fusion",
+    ),
+    # A work surface too small to hold what is being worked on: the working set outgrows the cache.
+    (
+        re.compile(
+            r"\b(?:desk|workbench|bench|counter|table|worktop)\s+is\s+(?:too\s+small|tiny|full)\b", re.IGNORECASE
+        ),
+        "working set larger than the cache evicted locality reuse",
+    ),
+    # More or faster workers that would not help, because supplies arrive too slowly: bandwidth-bound, the roofline.
+    (
+        re.compile(
+            r"\b(?:faster|more|bigger|better|stronger|extra)\s+(?:machines?|workers?|cooks?|chefs?|engines?|ovens?)\b"
+            r"[^.?!]{0,60}\b(?:nothing|no\s+(?:help|use|good|difference)|(?:doesn'?t|does\s+not|won'?t|wouldn'?t)\s+help"
+            r"|pointless|useless)\b",
+            re.IGNORECASE,
+        ),
+        "bandwidth-bound memory-bound roofline bandwidth roof compute roof",
+    ),
+    # One trip carrying many riders, the cost shared among them: batching, the weights read once per step.
+    (
+        re.compile(
+            r"\b(?:bus|train|coach|carpool|ferry|elevator|lift|plane)\b[^.?!]{0,60}\b(?:many|lots\s+of|more|several"
+            r"|full\s+of|all\s+the)\s+(?:passengers|people|riders|travell?ers)\b",
+            re.IGNORECASE,
+        ),
+        "batching batch weights read once per step decode",
+    ),
+    # The whole route driven for one parcel: each decode step reads every weight for one token.
+    (
+        re.compile(
+            r"\b(?:whole|full|entire)\s+(?:route|trip|journey|library|warehouse|catalog\w*)\b[^.?!]{0,60}\b"
+            r"(?:one|single|each|every)\s+(?:parcel|package|book|item|word|letter|customer|order)\b",
+            re.IGNORECASE,
+        ),
+        "decode weights read every token memory-bound batch",
+    ),
+    # A running best and a running total kept over a pile taken a stack at a time: the online softmax.
+    (
+        re.compile(r"\brunning\s+(?:best|max\w*|highest|top|total|sum|tally)\b", re.IGNORECASE),
+        "online softmax running max running sum rescale tiles",
+    ),
+    # Half of a group wanting one thing and the other half another: warp divergence.
+    (
+        re.compile(
+            r"\bhalf\b[^.?!]{0,40}\b(?:want|go|do|take|choose|pick|turn)\w*\b[^.?!]{0,60}\b(?:other|rest)\s+"
+            r"(?:half|of\s+them)\b",
+            re.IGNORECASE,
+        ),
+        "warp divergence branches both paths one after the other",
+    ),
+    # A helper that moves whole chunks so the workers need not: TMA's bulk copies.
+    (
+        re.compile(
+            r"\b(?:helper|assistant|mover|courier|forklift)\b[^.?!]{0,60}\b(?:moves?|carr(?:y|ies)|copies|ships?"
+            r"|hauls?)\b[^.?!]{0,40}\b(?:chunks?|blocks?|tiles?|boxes|loads)\b",
+            re.IGNORECASE,
+        ),
+        "tma tensor memory accelerator bulk copy",
+    ),
+    # Two copies of a small workspace, one filled while the other is used: double buffering.
+    (
+        re.compile(
+            r"\btwo\s+(?:copies|sets|versions)\s+of\s+(?:its\s+|the\s+|their\s+|a\s+)?(?:\w+\s+){0,2}?"
+            r"(?:workspace|buffer|scratch\w*|tray|desk|board)s?\b",
+            re.IGNORECASE,
+        ),
+        "double buffering two shared-memory buffers overlap",
+    ),
     # Everyone sent to the same one of many counters ("they all pile up at one counter", "everybody lining up at
     # the same checkout"): a bank conflict.
     (

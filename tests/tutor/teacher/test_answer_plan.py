@@ -199,6 +199,22 @@ def test_an_analogy_is_not_what_is_matched(course):
             "but deliveries crawl. what's the GPU version of that?",
             "latency-bound",
         ),
+        # A fast worker handed one task at a time, waiting in between: launch overhead.
+        (
+            "a super quick builder whose foreman hands him one task at a time, so he mostly waits around. is that "
+            "what happens to a GPU running a small model?",
+            "launch overhead",
+        ),
+        # A running max and a running total kept pile by pile: the online softmax.
+        (
+            "like counting votes pile by pile, keeping a running max and a running total instead of laying every "
+            "ballot out on the floor. is that the memory-saving attention trick?",
+            "online softmax",
+        ),
+        # A helper that carries whole blocks so the threads need not: TMA.
+        ("do new GPUs have a helper that carries whole blocks of data around so the threads don't have to?", "TMA"),
+        # Two copies of one small workspace: double buffering.
+        ("why would a fast kernel keep two copies of the same little scratch area?", "double buffering"),
         # The same picture cut out as an analogy still names the mechanism.
         (
             "picture a clerk who has to look up every file's drawer in an index before walking over to it. is "
