@@ -400,7 +400,9 @@ def _decide(
         return plan
     top = hits[0] if hits else None
     if domain and top and (about or plan.near or top.coverage >= PASSAGE_COVERAGE):
-        if _about_something_else(question, course, about):
+        # A picture of one of the course's mechanisms (a warehouse picker who only learns the next aisle after this
+        # one) is told in another subject's words, but it is about the course.
+        if not mechanism_terms(corrected) and _about_something_else(question, course, about):
             plan.kind, plan.near = "declined", []
             return plan
         plan.kind = "passage"

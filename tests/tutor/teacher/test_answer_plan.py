@@ -228,6 +228,17 @@ def test_a_picture_of_a_mechanism_finds_it_whatever_the_picture(course, message,
     assert plan.kind == "explanation" and answer_about in plan.explanation.question, plan.kind
 
 
+def test_a_picture_of_a_mechanism_told_in_another_trades_words_is_not_declined(course):
+    # Nearly all its words are a warehouse's, but it pictures dependent loads on idle HBM: the course's subject.
+    plan = plan_answer(
+        "A warehouse worker walks to a random aisle for each order line and only finds out the next aisle after "
+        "grabbing the current item. The conveyor belts sit mostly idle, yet shipping is slow. What's the graphics "
+        "card version of this, and how do you fix it?",
+        course=course,
+    )
+    assert plan.answerable and plan.cited[0]["section"] == "memory-wall", plan.kind
+
+
 def test_a_question_naming_what_the_course_lacks_gets_no_namesake_answer(course):
     """The course's serving scheduler is not the Linux CPU scheduler: with a name the course never uses, a
     middling match is not answered as if it were; a quoted term counts as named, and a strong match with a
