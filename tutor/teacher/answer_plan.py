@@ -875,7 +875,9 @@ def _covered_part(question: str, names: list[str], counts: Counter, words: froze
     if not names:
         return None
     context, asked = question_parts(question)
-    named = {t for name in names for t in tokenize(name)}
+    # Of a name, the terms the course never uses: "persisting-L2" does not make "the L2 cache" a part it lacks.
+    stems = course_stems(course)
+    named = {t for name in names for t in tokenize(name) if not stems[t]} or {t for n in names for t in tokenize(n)}
     covered, about_uncovered = [], []
     for _, parts in parts_by_sentence(question):
         # A part that goes on from one naming what the course lacks, in the same sentence, is about that:

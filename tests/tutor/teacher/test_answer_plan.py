@@ -695,6 +695,13 @@ def test_a_message_asking_a_covered_and_an_uncovered_thing_gets_the_covered_part
     plan = plan_answer("What is the ridge point of an H100, and where does AMD's MI300X put it?", course=course)
     assert plan.kind == "explanation" and "ridge point" in plan.explanation.question
     assert "MI300X" in plan.uncovered and "does not cover" in compose(plan)
+    # A name the course lacks that holds one of its terms ("persisting-L2") leaves the part about that term
+    # ("the L2 cache") covered.
+    plan = plan_answer(
+        "What is the L2 cache for on an H100, and can I pin my weights in it with a persisting-L2 access window?",
+        course=course,
+    )
+    assert plan.kind == "explanation" and "L2" in plan.explanation.question and "persisting-L2" in plan.uncovered
     # Named in the only thing asked: nothing to answer from.
     assert plan_answer("How do I install CUDA on Ubuntu?", course=course).kind == "not_covered"
 
