@@ -37,9 +37,18 @@ _ANALOGY = re.compile(
 )
 
 
+# An analogy drawn inside a sentence, after what it pictures: "so a cuda graph is basically like recording a macro
+# in a spreadsheet?" (not a comparison asked verb first: "Is the H100 like an MI300X?").
+_LIKENED = re.compile(
+    r"(?<=\w\s)(?:is|are|'s|was|feels?|sounds?|works?|acts?)\s+(?:(?:basically|just|really|essentially|actually|"
+    r"kind\s+of|sort\s+of|a\s+bit|a\s+little|pretty\s+much|more\s+or\s+less)\s+)?(?:like|similar\s+to)\s+[^,.;?!]*",
+    re.IGNORECASE,
+)
+
+
 def analogy_spans(message: str) -> list[range]:
-    """Where the message draws an analogy (see _ANALOGY)."""
-    return [range(m.start(), m.end()) for m in _ANALOGY.finditer(message)]
+    """Where the message draws an analogy (see _ANALOGY and _LIKENED)."""
+    return [range(m.start(), m.end()) for pattern in (_ANALOGY, _LIKENED) for m in pattern.finditer(message)]
 
 
 WITHOUT_ANALOGY_TERMS = 3  # what is left of a message without its analogies must still ask this many terms

@@ -164,6 +164,7 @@ def test_everyday_words_typos_and_sizes_are_not_named_as_subjects_the_course_lac
         # the words of an analogy are the picture, not the subject
         "like recording a macro in a spreadsheet and replaying it, can the GPU's jobs be recorded once?",
         "imagine a waiter who walks to the kitchen for every side dish. does a GPU do that?",
+        "so a cuda graph is basically like recording a macro in a spreadsheet once and pressing play?",  # likened
         "explain kernel fusion like im five",  # a contraction typed without its apostrophe
         "i didnt see any speedup tbh, ive tried everything",
     ):
@@ -172,6 +173,8 @@ def test_everyday_words_typos_and_sizes_are_not_named_as_subjects_the_course_lac
     assert uncovered_terms("Is it OK to call .item() there? Our ML team asks", counts, stems) == []
     assert uncovered_terms("The H100 does roughly 2 PFLOP/s of bf16", counts, stems) == []
     assert uncovered_terms("Our pods run on Kubernetes", counts, stems) == ["Kubernetes"]
+    # A comparison asked verb first is no analogy: the other side is asked about.
+    assert not_covered("Is the H100 like an MI300X?", course).asked
 
 
 def test_an_analogy_is_not_what_is_matched(course):
