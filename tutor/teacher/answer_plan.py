@@ -275,11 +275,12 @@ def _decide(
         swapped = intent.swapped_in(previous, corrected)
         resolved = swapped or f"{previous} {_reason_asked_of(question, earlier)} {corrected}"
     rewritten = rewrite(resolved, words)
+    pictured = mechanism_terms(corrected)  # the course's mechanisms the message pictures (a kitchen, a warehouse)
     if resolved != corrected and not follow_up and query is None:
         # An analogy cut from the question still says which mechanism it pictures ("a picker who only finds out
         # the next aisle after grabbing this item": dependent loads).
-        pictured = [t for t in mechanism_terms(corrected) if t not in mechanism_terms(resolved)]
-        rewritten = " ".join([rewritten, *pictured])
+        kept = mechanism_terms(resolved)
+        rewritten = " ".join([rewritten, *(t for t in pictured if t not in kept)])
     # The detector reads the learner's own message; its paraphrase vote shares the vector of what is
     # matched when that is the same message. A follow-up that asks what a course answer gives (how to check, how
     # much, why) in no instruction's wording ("how do I check that?") is voted on as read in its conversation:
@@ -402,7 +403,7 @@ def _decide(
     if domain and top and (about or plan.near or top.coverage >= PASSAGE_COVERAGE):
         # A picture of one of the course's mechanisms (a warehouse picker who only learns the next aisle after this
         # one) is told in another subject's words, but it is about the course.
-        if not mechanism_terms(corrected) and _about_something_else(question, course, about):
+        if not pictured and _about_something_else(question, course, about):
             plan.kind, plan.near = "declined", []
             return plan
         plan.kind = "passage"

@@ -167,11 +167,10 @@ def unnamed_kinds(question: str, stems: Counter, words: frozenset[str]) -> list[
             continue
         if any(stems[t] for t in modifier_terms) or modifier.lower() in EVERYDAY_WORDS:
             continue
-        if english().word_frequency[modifier.lower()] >= COMMON_WORD:
+        frequency = english().word_frequency[modifier.lower()]
+        if frequency >= COMMON_WORD:
             continue  # "her attention": a word of every sentence, not a kind of anything
-        if english().word_frequency[modifier.lower()] < RARE_IN_ENGLISH and misspelt_course_word(
-            modifier.lower(), words
-        ):
+        if frequency < RARE_IN_ENGLISH and misspelt_course_word(modifier.lower(), words):
             continue  # a slip of a course word; a real English word ("expert") is not one of "export"
         out.append(f"{modifier} {noun}")
     return out
