@@ -168,6 +168,11 @@ def _previous_question(history: list[tuple[str, str]]) -> str | None:
 def plan_answer(question: str, **kwargs) -> Plan:
     """The plan for one question, with its citations worked out (see _decide for the arguments)."""
     with one_question():
+        if (rest := intent.new_subject(question)) is not None:
+            # "ok forget the gpu stuff, who won the league?": a new question, read without the conversation and
+            # without the words that leave it.
+            question = rest
+            kwargs = {**kwargs, "history": (), "previous_explanation_id": None}
         plan = _decide(question, **kwargs)
         unanswered = plan.kind in ("passage", "not_covered") and not plan.uncovered
         if (unanswered or plan.no_subject) and _previous_question(kwargs.get("history", [])):
@@ -316,6 +321,13 @@ def _decide(
         # "how much in actual numbers?" after an answer to a how-much question asks for its numbers, which the
         # joined words may rank second: the previous answer leads, and is quoted below if it holds them.
         matches.sort(key=lambda m: m.explanation_id != earlier.pk)
+    if follow_up and earlier is not None and intent.asks_another_form(question) and not _ASKS_FOR_CODE.search(question):
+        # "draw it as a timeline" after "What does a launch-bound step look like in Nsight Systems?": the same
+        # answer, not the next explanation that the word "timeline" matches.
+        again = [
+            m for m in explanation_match.match(earlier.question, course.slug, k=1) if m.explanation_id == earlier.pk
+        ]
+        matches = again + [m for m in matches if m.explanation_id != earlier.pk]
     asked_kind = explanation_match.question_kind(question)
     if follow_up and earlier is not None and asked_kind == "diagnose":
         matches = _ways_to_tell_first(matches, earlier, course.slug)
@@ -425,10 +437,24 @@ def _decide(
     return plan
 
 
+# "what would you do instead?", "so what should I change first?": the remedy for what the previous answer described,
+# asked of the teacher as advice. The whole message is the request ("what would you do if you were human?" is not).
+_ASKS_FOR_A_REMEDY = re.compile(
+    r"^\W*(?:(?:so|ok(?:ay)?|and|then|but|right)\W+)*what\s+(?:would|should|could|do|can)\s+(?:you|i|we)\s+"
+    r"(?:do|change|try|use|fix|tune|look\s+at)(?:\s+(?:instead|then|about\s+(?:it|that|this)|first|differently|next|"
+    r"here|now))*\W*$",
+    re.IGNORECASE,
+)
+
+
 def _asks_for_a_course_answer(question: str) -> bool:
-    """A message asking for what a course answer gives (a way to check, a figure, a reason, a when, a cost), with
-    none of an instruction's wording."""
-    return explanation_match.question_kind(question) not in (None, "definition") and not intent.pattern_score(question)
+    """A message asking for what a course answer gives (a way to check, a figure, a reason, a when, a cost, a
+    remedy), with none of an instruction's wording."""
+    if intent.pattern_score(question):
+        return False
+    return explanation_match.question_kind(question) not in (None, "definition") or bool(
+        _ASKS_FOR_A_REMEDY.match(question)
+    )
 
 
 def _defined_terms(question: str) -> frozenset[str]:

@@ -55,7 +55,10 @@ follow-ups; unwritten with more how-to, misconception and short questions), are 
 split of their own name. eval/unaired_questions.yaml, written the same way on 2026-11-29 by another author from the
 sections alone (without the explanations or the other sets) before the teacher was asked any of it, is half "dev"
 and half "unaired" (held out). eval/unbroached_questions.yaml, written the same way and day by another author after
-"unaired" had been measured, is half "dev" and half "unbroached" (held out). eval/everyday_questions.yaml, written
+"unaired" had been measured, is half "dev" and half "unbroached" (held out). eval/unheeded_questions.yaml, written the
+same way and day by another author after "unbroached" had been measured, with thirty follow-ups as typed in a chat
+(seven leave the subject) and twelve partly covered questions, is half "dev" and half "unheeded" (held out), and was
+measured before the teacher was changed for it. eval/everyday_questions.yaml, written
 the same way and day by another author, is all "dev": 120 questions in a newcomer's words (analogies among them),
 scenarios and follow-ups, to tune on.
 
@@ -104,6 +107,7 @@ HALF_DEV_FILES = (
     "unwritten",
     "unaired",
     "unbroached",
+    "unheeded",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml"

@@ -471,6 +471,31 @@ PRONOUNS = "it|its|them|they|this|that|these|those|one|ones"
 _PRONOUN = re.compile(rf"\b(?:{PRONOUNS}|there|the\s+(?:lab|experiment|benchmark)s?)\b", re.IGNORECASE)
 
 
+# "totally unrelated, but ...", "ok forget the gpu stuff, ...", "different topic: ...": the learner leaves the
+# conversation's subject. What follows is a new question, read on its own; the words that dismiss the old subject
+# ("the gpu stuff") are not part of it.
+_CHANGE_OF_SUBJECT = re.compile(
+    r"\b(?:(?:totally|completely|entirely|kinda|slightly)\s+)?unrelated\b(?:\s+(?:question|q))?\s*(?:[,:;.!?-]|\s+but\b)"
+    r"|\b(?:different|another|new|other)\s+(?:topic|question|subject)\s*[,:;.!-]"
+    r"|\b(?:switching|changing)\s+(?:the\s+)?(?:topics?|subjects?|gears)\b\s*[,:;.!-]?"
+    r"|\b(?:forget|enough)\s+(?:about\s+)?(?:the\s+|all\s+|this\s+|that\s+)*[^,.;:!?]{0,30}\b"
+    r"(?:stuff|things|topic|subject|for\s+(?:a\s+)?(?:sec|second|moment|minute|bit|now))\s*[,.;:!-]"
+    r"|\bon\s+(?:another|a\s+different)\s+note\b\s*[,:;.!-]?"
+    r"|\boff[- ]topic\b(?:\s+question)?\s*(?:[,:;.!-]|\s+but\b)",
+    re.IGNORECASE,
+)
+
+
+def new_subject(message: str) -> str | None:
+    """What a message asks after leaving the conversation's subject ("ok forget the gpu stuff, who won the
+    league?" -> "who won the league?"), or None when it does not leave it (or asks nothing after)."""
+    found = _CHANGE_OF_SUBJECT.search(message)
+    if found is None:
+        return None
+    rest = re.sub(r"^(?:but|so|and|anyway)\b", "", message[found.end() :].strip(" ,:;.!-"), flags=re.I)
+    return rest.strip(" ,:;.!-") or None
+
+
 # A message that carries on from the last one ("but what if the batch size changes every step?", "what would
 # go wrong then?").
 _CONTINUATION = re.compile(
@@ -517,6 +542,24 @@ _PLAINER = re.compile(
 def asks_plainer(question: str) -> bool:
     """Whether the message asks for what was just said in simpler words."""
     return bool(_PLAINER.search(question))
+
+
+# "draw it as a timeline", "can you lay that out step by step?", "put it in a table": the previous answer again,
+# in another shape. The whole message is the request; one that names a new subject is a question of its own.
+_ANOTHER_FORM = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|so|and|now|then|pls|please|can\s+you|could\s+you|would\s+you)\W+)*"
+    r"(?:draw|sketch|show|lay|put|write|break|map|spell|walk\s+me\s+through)\s+(?:me\s+|us\s+)?"
+    r"(?:it|that|this|them|those)\b(?:\s+(?:out|down))?"
+    r"(?:\s+(?:as|in|into|on)\s+(?:an?\s+|the\s+|some\s+)?(?:timeline|diagram|table|list|picture|chart|graph|steps|"
+    r"bullet\s+points|bullets|sketch|drawing|flow\s*chart|numbers|order))?"
+    r"(?:\s+(?:step[\s-]+by[\s-]+step|for\s+me|please|pls))*\W*$",
+    re.IGNORECASE,
+)
+
+
+def asks_another_form(question: str) -> bool:
+    """Whether the message asks for what was just said in another shape (a timeline, a table, steps)."""
+    return bool(_ANOTHER_FORM.match(question))
 
 
 def compares_without_saying_with_what(question: str) -> bool:

@@ -1241,3 +1241,42 @@ def test_a_follow_up_with_no_subject_of_its_own_is_not_taken_for_an_instruction(
     assert plan.kind == "declined"
     _, plan = ask_after("What is a warp?", "can you be my girlfriend instead?", course)
     assert plan.kind == "declined"
+
+
+@pytest.mark.parametrize(
+    "follow_up",
+    [
+        "enough about gpu memory stuff. how do I make sourdough bread?",
+        "ok forget the gpu stuff, who is leading the nba this season?",
+        "thanks. completely unrelated question: how do I get red wine out of a carpet?",
+    ],
+)
+def test_leaving_the_subject_mid_conversation_is_read_as_a_new_question_and_declined(course, follow_up):
+    # "the gpu stuff" named the course's subject only to leave it: read with it, "sourdough" and "nba" were named as
+    # subjects the course lacks, as if the message were about GPUs.
+    _, plan = ask_after("What is a warp?", follow_up, course)
+    assert plan.kind == "declined" and not plan.cited, follow_up
+
+
+def test_a_new_course_question_after_leaving_the_subject_is_answered_on_its_own(course):
+    _, plan = ask_after("What is a warp?", "different topic: what does a CUDA graph replay?", course)
+    assert plan.kind == "explanation" and plan.citations()[0]["section"] == "cuda-graphs"
+
+
+@pytest.mark.parametrize("follow_up", ["sketch that as a timeline", "could you lay it out step by step?"])
+def test_asking_for_the_same_answer_in_another_shape_stays_on_it(course, follow_up):
+    # "timeline" alone matched the explanation that compares Nsight Systems with Nsight Compute.
+    earlier, plan = ask_after("How can I tell whether my workload is launch-bound?", follow_up, course)
+    assert plan.kind == "explanation" and plan.explanation == earlier.explanation, plan.explanation
+
+
+def test_asking_the_teacher_for_a_remedy_mid_conversation_is_answered_from_the_course(course):
+    # Alone, "what would you do" reads like a message aimed at the teacher, and the follow-up was declined.
+    _, plan = ask_after(
+        "Why is a pointer-chasing kernel slow even though HBM is nearly idle?",
+        "what would you do differently?",
+        course,
+    )
+    assert plan.kind == "explanation" and plan.citations()[0]["section"] == "memory-wall", plan.kind
+    _, plan = ask_after("What is a warp?", "what would you do if you were human?", course)
+    assert plan.kind == "declined"

@@ -195,3 +195,31 @@ def test_a_message_that_only_borrows_the_courses_words_is_declined(shipped_cours
 )
 def test_a_continuation_or_a_bare_comparison_is_a_follow_up(message, terms, expected):
     assert intent.is_follow_up(message, terms) is expected
+
+
+@pytest.mark.parametrize(
+    ("message", "rest"),
+    [
+        ("ok forget the cuda stuff for a sec, what's a good name for a cat?", "what's a good name for a cat?"),
+        ("totally unrelated, but what is a warp?", "what is a warp?"),
+        ("switching gears: how do I iron a shirt?", "how do I iron a shirt?"),
+        ("nice. different question, where is Lisbon?", "where is Lisbon?"),
+    ],
+)
+def test_a_message_that_leaves_the_subject_is_read_from_what_it_asks_next(message, rest):
+    assert intent.new_subject(message) == rest
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["what if I forget the sync call, does the timing break?", "is fusion unrelated to graphs?", "why does it matter?"],
+)
+def test_a_course_question_that_only_shares_those_words_stays_whole(message):
+    assert intent.new_subject(message) is None
+
+
+def test_a_request_for_another_shape_is_the_whole_message():
+    assert intent.asks_another_form("can you lay that out step by step?")
+    assert intent.asks_another_form("put it in a table please")
+    assert not intent.asks_another_form("draw the roofline for an H100")  # names its own subject
+    assert not intent.asks_another_form("show me that in CUDA code")  # code: see answer_plan's _ASKS_FOR_CODE
