@@ -320,9 +320,21 @@ _MEANS = re.compile(
 _STRESS = re.compile(r"\b(?:actually|really|exactly|precisely|even)\b", re.IGNORECASE)
 
 
+# "so is a 'kernel' basically just one little job the gpu does?", "are warps kind of like a squad?": the learner's
+# own picture of what something is, to be confirmed or put right; that is what a definition does. Not "is decode
+# basically memory-bound?", which asks about a property.
+_CHECKS_A_PICTURE = re.compile(
+    r"^\W*(?:(?:so|ok(?:ay)?|and|wait)\W+)*(?:is|are)\s+(?:an?\s+|the\s+)?['\"]?[\w.-]+(?:\s+[\w.-]+)?['\"]?\s+"
+    r"(?:basically|just|essentially|really|simply|kind\s+of|sort\s+of|pretty\s+much)(?:\s+just)?\s+(?:an?|one|like|some)\b",
+    re.IGNORECASE,
+)
+
+
 def is_definition_question(question: str) -> bool:
-    """ "What is a warp?", "warp?", "define HBM", "What does memory-bound mean?": a question asking what
-    something is."""
+    """ "What is a warp?", "warp?", "define HBM", "What does memory-bound mean?", "is a kernel basically just a
+    small job?": a question asking what something is."""
+    if _CHECKS_A_PICTURE.match(question):
+        return True
     asks = bool(_LEAD.match(question) or _MEANS.match(question))
     return asks and len(bare_term(question).split()) <= 3 or len(tokenize(question)) <= 2
 

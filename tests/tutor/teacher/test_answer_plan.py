@@ -1280,3 +1280,17 @@ def test_asking_the_teacher_for_a_remedy_mid_conversation_is_answered_from_the_c
     assert plan.kind == "explanation" and plan.citations()[0]["section"] == "memory-wall", plan.kind
     _, plan = ask_after("What is a warp?", "what would you do if you were human?", course)
     assert plan.kind == "declined"
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["so is a warp basically just a squad of threads that move together?", "is HBM pretty much like the GPU's RAM?"],
+)
+def test_a_learners_own_picture_of_a_term_is_answered_with_what_the_term_is(course, question):
+    from tutor.teacher.explanation_match import is_definition_question
+
+    assert is_definition_question(question)
+    plan = plan_answer(question, course=course)
+    assert plan.kind == "explanation" and plan.explanation.question.lower().startswith("what is"), plan.explanation
+    # A property asked the same way is not a definition.
+    assert not is_definition_question("is decode basically memory-bound?")
