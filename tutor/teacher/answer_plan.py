@@ -79,6 +79,7 @@ class Plan:
     cited: list[dict] = field(default_factory=list)
     continues: frozenset[str] = frozenset()  # the sections the conversation's previous answer rested on
     no_subject: bool = False  # declined after a question for naming nothing of the course, not for another subject
+    acknowledged: bool = False  # declined because the message only thanks or agrees ("thanks!", "got it")
 
     @property
     def answerable(self) -> bool:
@@ -249,6 +250,10 @@ def _decide(
         if intent.is_instruction_to_the_teacher(question):
             return Plan("declined", None, question)
         return Plan("not_covered", None, question)
+    if query is None and intent.is_acknowledgement(question):
+        # "thanks!", "ok got it": nothing is asked, so nothing is answered (matched, "ok" found the next explanation
+        # of the previous subject).
+        return Plan("declined", course, question, acknowledged=True)
     counts, words = course_vocabulary(course)
     index = explanation_match.get_index(course.slug)
     explanations = index.explanations

@@ -107,6 +107,16 @@ _PATTERNS: list[tuple[float, re.Pattern]] = [
             r"\bSYSTEM\s*:"
         ),
     ),
+    # Who or what the teacher is: "are you chatgpt?", "r u a bot", "who made you?", "what model are you?".
+    (
+        STRONG,
+        _re(
+            r"^\W*(?:(?:hi|hey|hello|so|ok|wait)\W+)*(?:are|r)\s+(?:you|u)\s+(?:an?\s+|the\s+|just\s+|actually\s+|really\s+)*"
+            r"(?:real\s+)?(?:ai|bot|chat\s*bot|chat\s*gpt|gpt[\w.-]*|human|person|robot|llm|language\s+model|claude|gemini|"
+            r"llama|machine|sentient|conscious|alive)\b"
+            r"|\bwho\s+(?:made|built|created|trained|programmed|wrote)\s+you\b|\bwhat\s+(?:model|llm|ai)\s+are\s+you\W*$"
+        ),
+    ),
     (STRONG, _re(r"\bdeveloper\s+mode\b|\bjailbr[eo]ak|(?-i:\bDAN\b)|\bunrestricted\b|\buncensored\b|\bunfiltered\b")),
     (
         STRONG,
@@ -530,17 +540,44 @@ def asks_bare_reason(question: str) -> bool:
     return bool(_BARE_REASON.match(question))
 
 
-# "ok but in plain words?", "simpler please", "I'm lost": the previous answer again, more simply.
+# "ok but in plain words?", "simpler please", "I'm lost", "not sure I follow": the previous answer again, more simply.
 _PLAINER = re.compile(
     r"\b(?:plain|simple|simpler|everyday|layman'?s?|normal)\s+(?:words|terms|english|language)\b"
     r"|\bsimpl(?:er|ify|ified)\b|\beli5\b|\blike\s+i'?m\s+(?:five|5|a\s+beginner)\b|\bdumb\s+it\s+down\b"
-    r"|\bi'?m\s+lost\b|\bi\s+(?:don'?t|do\s+not)\s+(?:get|understand)\s+(?:it|this|that)\b",
+    r"|\bi'?m\s+(?:lost|confused)\b|\bi\s+(?:don'?t|do\s+not|didn'?t|did\s+not)\s+(?:get|understand|follow)\s+"
+    r"(?:it|this|that|you)\b|\b(?:not\s+sure|don'?t\s+think)\s+i\s+(?:follow|get\s+it|understand)\b"
+    r"|^\W*(?:i\s+)?(?:don'?t|didn'?t)\s+(?:follow|get\s+it)\W*$|\bgoing\s+over\s+my\s+head\b",
+    re.IGNORECASE,
+)
+# ... or in fewer words, or once more: "tl;dr?", "shorter please", "in one sentence?", "can you repeat that?"
+_BRIEFER = re.compile(
+    r"\btl;?\s?dr\b|\b(?:shorter|briefer|briefly|in\s+short|short\s+version|(?:in\s+)?one\s+sentence|summar(?:y|ise|ize)|"
+    r"recap)\b|\b(?:repeat|rephrase)\s+(?:that|it|this)\b|\bsay\s+(?:that|it)\s+again\b|^\W*come\s+again\W*$",
+    re.IGNORECASE,
+)
+# "thanks!", "ok got it", "cool, makes sense": the learner acknowledges the answer and asks nothing. The whole
+# message is the acknowledgement.
+_ACKNOWLEDGEMENT = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|k|cool|nice|great|awesome|perfect|neat|wow|thanks?(?:\s+(?:a\s+lot|so\s+much|again))?|"
+    r"thank\s+you(?:\s+(?:so\s+much|very\s+much|again))?|thx|ty|got\s+it|gotcha|makes\s+sense|that\s+makes\s+sense|"
+    r"(?:that\s+)?helps|that\s+helped|i\s+see|understood|lol|haha|alright|all\s+right|right|sure|good|interesting|"
+    r"very\s+helpful|super\s+helpful|clear|crystal\s+clear)\W*)+$",
     re.IGNORECASE,
 )
 
 
+def is_acknowledgement(message: str) -> bool:
+    """Whether the message only acknowledges what was said ("thanks!", "ok got it") and asks nothing."""
+    return bool(_ACKNOWLEDGEMENT.match(message))
+
+
 def asks_plainer(question: str) -> bool:
-    """Whether the message asks for what was just said in simpler words."""
+    """Whether the message asks for what was just said in simpler or fewer words, or again."""
+    return bool(_PLAINER.search(question) or _BRIEFER.search(question))
+
+
+def asks_simpler_words(question: str) -> bool:
+    """Whether the message asks for what was just said in simpler words (not only in fewer)."""
     return bool(_PLAINER.search(question))
 
 

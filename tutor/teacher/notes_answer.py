@@ -4,13 +4,15 @@ What the learner gets, by plan (tutor.teacher.answer_plan):
 * explanation: the authored explanation, whole, then at most one short supporting passage from the
   lesson, a "check yourself" from a card on the same point, and a lab offer where one shows it;
 * passage: the best passage's own opening, quoted and cited, with "did you mean" explanations;
-* other_course / not_covered / declined: one or two plain sentences; never lesson passages.
+* other_course / not_covered / declined: one or two plain sentences; never lesson passages (a message that
+  only thanks or agrees is declined with a word of acknowledgement first).
 No sentence is stitched from different sections, no question or code is put forward as an answer,
 and only what contributed text is cited.
 """
 
 from __future__ import annotations
 
+from tutor.teacher import intent
 from tutor.teacher.answer_plan import Plan
 from tutor.teacher.lesson_quotes import opening
 
@@ -19,6 +21,8 @@ HELP = (
     "I can help with the course *{course}*: how kernels, memory, fusion, CUDA Graphs, FlashAttention and the "
     "roofline decide how fast LLM inference runs on a GPU. Ask me about any of those."
 )
+
+ACKNOWLEDGED = "Glad that helped."
 
 
 def core(answer: str, words: int = 60) -> str:
@@ -55,7 +59,7 @@ def compose(plan: Plan, *, hint: bool = False, context: str = "") -> str:
         lesson = compose(plan, hint=hint).removeprefix(LABEL)
         return f"{LABEL}\n\n**Your lab run, as measured:**\n\n{run_block}\n\n**What the course says about it:**{lesson}"
     if plan.kind == "declined":
-        return _help(plan)
+        return f"{ACKNOWLEDGED} {_help(plan)}" if plan.acknowledged else _help(plan)
     if plan.kind == "other_course":
         return (
             f"That question belongs to the course *{plan.other_course.title}*, not *{plan.course.title}*, which this "
@@ -87,10 +91,12 @@ def compose(plan: Plan, *, hint: bool = False, context: str = "") -> str:
             text += f"\n\n**Check yourself:** {plan.check_question}"
         return text
     if plan.kind == "explanation" and plan.in_short:
-        text = (
-            f"{LABEL}\n\nThe course has no simpler wording of that answer; here is its core, **in short** [1]:"
-            f"\n\n{core(plan.explanation.answer)}"
+        lead = (
+            "The course has no simpler wording of that answer; here is its core"
+            if intent.asks_simpler_words(plan.question)
+            else "Here is the core of that answer"
         )
+        text = f"{LABEL}\n\n{lead}, **in short** [1]:\n\n{core(plan.explanation.answer)}"
         if plan.check_question:
             text += f"\n\n**Check yourself:** {plan.check_question}"
         return text

@@ -1294,3 +1294,35 @@ def test_a_learners_own_picture_of_a_term_is_answered_with_what_the_term_is(cour
     assert plan.kind == "explanation" and plan.explanation.question.lower().startswith("what is"), plan.explanation
     # A property asked the same way is not a definition.
     assert not is_definition_question("is decode basically memory-bound?")
+
+
+@pytest.mark.parametrize("reply", ["thanks!", "ok, got it", "cool, that makes sense", "thank you so much"])
+def test_a_reply_that_only_thanks_or_agrees_gets_no_new_lesson(course, reply):
+    # Matched with the previous question, "thanks!" and "ok" answered with "What is warp specialization?".
+    _, plan = ask_after("What is a warp?", reply, course)
+    assert plan.kind == "declined" and plan.acknowledged and not plan.cited
+    assert compose(plan).startswith("Glad that helped.")
+    # An acknowledgement followed by a question is a question.
+    _, plan = ask_after("What is a warp?", "thanks! and what is a warp scheduler?", course)
+    assert not plan.acknowledged
+
+
+def test_not_following_the_answer_asks_for_it_more_simply(course):
+    earlier, plan = ask_after("What are the three memory walls?", "hmm, not sure I follow", course)
+    assert plan.kind == "explanation" and plan.in_short and plan.explanation == earlier.explanation
+
+
+@pytest.mark.parametrize("follow_up", ["tl;dr?", "shorter please", "can you repeat that?"])
+def test_asking_for_the_answer_again_in_fewer_words_gets_its_core(course, follow_up):
+    # These drifted to the next explanation about warps ("What is warp divergence?").
+    earlier, plan = ask_after("What is a warp?", follow_up, course)
+    assert plan.kind == "explanation" and plan.in_short and plan.explanation == earlier.explanation
+    text = compose(plan)
+    assert "Here is the core of that answer" in text and "no simpler wording" not in text
+
+
+@pytest.mark.parametrize("question", ["are you chatgpt?", "r u a real person or a bot", "who trained you?"])
+def test_asking_what_the_teacher_is_gets_the_one_sentence_of_what_it_helps_with(course, question):
+    # "chatgpt" reads as a chatbot, which the everyday map sends to decode: it was answered with "What is decode?".
+    plan = plan_answer(question, course=course)
+    assert plan.kind == "declined" and not plan.cited
