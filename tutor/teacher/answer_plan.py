@@ -359,7 +359,10 @@ def _decide(
         fresh = [
             m
             for m in matches[1:]
-            if m.answers and m.score >= matches[0].score - FRESH_GAP and not _part_of(m.question, subject)
+            if m.answers
+            and m.score >= matches[0].score - FRESH_GAP
+            and not _part_of(m.question, subject)
+            and not _built_on(m.question, subject, question)
         ]
         if _ASKS_FOR_CODE.search(question):
             # "Show it as pseudocode": the same subject, in code. Another explanation only if it gives code and
@@ -474,6 +477,14 @@ def _part_of(question: str, subject: frozenset[str]) -> bool:
     """Whether `question` asks what a part of `subject` is ("What is a warp?" of warp specialization)."""
     terms = _defined_terms(question)
     return bool(terms) and terms < subject
+
+
+def _built_on(question: str, subject: frozenset[str], follow_up: str) -> bool:
+    """Whether `question` asks what a longer name built on `subject` is ("What is warp specialization?" after "What
+    is a warp?"), when the follow-up does not name what the longer name adds: "give me an example" of a warp is
+    not about warp specialization."""
+    terms = _defined_terms(question)
+    return bool(subject) and terms > subject and not (terms - subject) & set(tokenize(follow_up))
 
 
 def _compares_something_unnamed(question: str, counts: Counter) -> bool:

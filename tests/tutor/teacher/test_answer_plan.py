@@ -1326,3 +1326,14 @@ def test_asking_what_the_teacher_is_gets_the_one_sentence_of_what_it_helps_with(
     # "chatgpt" reads as a chatbot, which the everyday map sends to decode: it was answered with "What is decode?".
     plan = plan_answer(question, course=course)
     assert plan.kind == "declined" and not plan.cited
+
+
+@pytest.mark.parametrize("follow_up", ["give me an example", "ok so why 32?"])
+def test_a_follow_up_does_not_move_to_a_longer_name_built_on_the_subject(course, follow_up):
+    # After "What is a warp?", these went to "What is warp specialization?": a follow-up that does not name what
+    # the longer name adds is still about warps.
+    earlier, plan = ask_after("What is a warp?", follow_up, course)
+    assert plan.kind == "explanation" and "specialization" not in plan.explanation.question, plan.explanation
+    # Naming it moves there.
+    _, plan = ask_after("What is a warp?", "and what is warp specialization?", course)
+    assert "specialization" in plan.explanation.question
