@@ -912,6 +912,11 @@ def _each_part(question: str, rewritten: str, words: frozenset[str], course_slug
     return first, second
 
 
+# Course terms a part needs to have a subject of its own (see _covered_part): "why does the output stay the same?"
+# names one, "why does tensor parallelism stay inside one NVLink node?" four.
+OWN_SUBJECT_TERMS = 2
+
+
 def _covered_part(question: str, names: list[str], counts: Counter, words: frozenset[str], course: Course):
     """For a message asking several things, some naming what the course never mentions: the strong match of
     the parts that name none of it, or None."""
@@ -924,10 +929,12 @@ def _covered_part(question: str, names: list[str], counts: Counter, words: froze
     covered, about_uncovered = [], []
     for _, parts in parts_by_sentence(question):
         # A part that goes on from one naming what the course lacks, in the same sentence, is about that:
-        # "How does speculative decoding work, and why does the output stay the same?".
+        # "How does speculative decoding work, and why does the output stay the same?". Unless it names a subject
+        # of its own: "How does AMD's interconnect work and why does tensor parallelism stay inside one NVLink node?"
         after_uncovered = False
         for part in parts or ():
-            after_uncovered = after_uncovered or bool(named & set(tokenize(part)))
+            own = [t for t in course_terms(part, counts) if len(t) > 1 and t not in named]
+            after_uncovered = (after_uncovered and len(own) < OWN_SUBJECT_TERMS) or bool(named & set(tokenize(part)))
             (about_uncovered if after_uncovered else covered).append(part)
     if not covered or len(covered) == len(asked):
         return None

@@ -1337,3 +1337,15 @@ def test_a_follow_up_does_not_move_to_a_longer_name_built_on_the_subject(course,
     # Naming it moves there.
     _, plan = ask_after("What is a warp?", "and what is warp specialization?", course)
     assert "specialization" in plan.explanation.question
+
+
+def test_a_covered_part_with_its_own_subject_is_answered_after_an_uncovered_one_in_the_same_sentence(course):
+    # The part after "Intel's Xe Link" was read as going on about it, and the whole message was refused.
+    plan = plan_answer(
+        "How does Intel's Xe Link work and why is tensor parallelism kept inside one NVLink node?", course=course
+    )
+    assert plan.kind == "explanation" and plan.citations()[0]["section"] == "multi-gpu"
+    assert "Xe" in " ".join(plan.uncovered)
+    # A part with no subject of its own still goes on about what the course lacks.
+    plan = plan_answer("How does speculative decoding work, and why does the output stay the same?", course=course)
+    assert plan.kind != "explanation"
