@@ -270,9 +270,14 @@ def _decide(
         and (as_follow_up or intent.is_follow_up(question, own_terms) or _compares_something_unnamed(question, counts))
     )
     fixed = fix_typos(corrected, words)
-    if earlier is not None and query is None and intent.asks_plainer(question):
-        if not [t for t in course_terms(fixed, counts) if len(t) > 1]:  # "I'm": not "m"
-            # "ok but in plain words?" asks for the same answer, not for the next explanation its words match.
+    if (
+        earlier is not None
+        and query is None
+        and (intent.asks_plainer(question) or intent.asks_for_the_source(question))
+    ):
+        if not [t for t in course_terms(fixed, counts) if len(t) > 1 and t != "course"]:  # "I'm": not "m"
+            # "ok but in plain words?" asks for the same answer, not for the next explanation its words match; "where
+            # does the course say that?", for it with where it comes from.
             return _in_short(Plan("explanation", course, question, query=earlier.question), earlier, exclude_card_id)
     swapped = None
     if follow_up:

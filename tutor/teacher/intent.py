@@ -576,6 +576,20 @@ def asks_plainer(question: str) -> bool:
     return bool(_PLAINER.search(question) or _BRIEFER.search(question))
 
 
+# "where does the course say that?", "which section is that from?", "source?": where the previous answer comes from.
+_SOURCE = re.compile(
+    r"\bwhere\s+(?:does|did|do)\s+(?:the\s+(?:course|lessons?|notes?)|it|you|that)\s+(?:say|mention|cover|explain)\b"
+    r"|\b(?:which|what)\s+(?:section|lesson|chapter|page)\b|^\W*(?:(?:your|the|any)\s+)?sources?\W*$"
+    r"|\bwhere\s+(?:is|was)\s+(?:that|this)\s+from\b|\bwhere\s+did\s+you\s+(?:get|read|find)\s+(?:that|this)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_for_the_source(question: str) -> bool:
+    """Whether the message asks where what was just said comes from in the course."""
+    return bool(_SOURCE.search(question))
+
+
 def asks_simpler_words(question: str) -> bool:
     """Whether the message asks for what was just said in simpler words (not only in fewer)."""
     return bool(_PLAINER.search(question))

@@ -91,11 +91,12 @@ def compose(plan: Plan, *, hint: bool = False, context: str = "") -> str:
             text += f"\n\n**Check yourself:** {plan.check_question}"
         return text
     if plan.kind == "explanation" and plan.in_short:
-        lead = (
-            "The course has no simpler wording of that answer; here is its core"
-            if intent.asks_simpler_words(plan.question)
-            else "Here is the core of that answer"
-        )
+        if intent.asks_simpler_words(plan.question):
+            lead = "The course has no simpler wording of that answer; here is its core"
+        elif intent.asks_for_the_source(plan.question) and plan.citations():
+            lead = f"That answer comes from *{plan.citations()[0]['title']}*; here is its core"
+        else:
+            lead = "Here is the core of that answer"
         text = f"{LABEL}\n\n{lead}, **in short** [1]:\n\n{core(plan.explanation.answer)}"
         if plan.check_question:
             text += f"\n\n**Check yourself:** {plan.check_question}"

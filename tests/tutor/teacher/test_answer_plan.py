@@ -1349,3 +1349,14 @@ def test_a_covered_part_with_its_own_subject_is_answered_after_an_uncovered_one_
     # A part with no subject of its own still goes on about what the course lacks.
     plan = plan_answer("How does speculative decoding work, and why does the output stay the same?", course=course)
     assert plan.kind != "explanation"
+
+
+@pytest.mark.parametrize("follow_up", ["where does the course say that?", "which lesson is that from?", "sources?"])
+def test_asking_where_an_answer_comes_from_names_its_section(course, follow_up):
+    # "where does the course say that?" was declined as a message aimed at the teacher.
+    earlier, plan = ask_after("What is a bank conflict?", follow_up, course)
+    assert plan.kind == "explanation" and plan.explanation == earlier.explanation and plan.in_short
+    assert f"comes from *{plan.citations()[0]['title']}*" in compose(plan)
+    # A question about a section's subject is a question.
+    _, plan = ask_after("What is a bank conflict?", "which section covers CUDA graphs?", course)
+    assert not plan.in_short
