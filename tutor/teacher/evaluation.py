@@ -58,7 +58,10 @@ and half "unaired" (held out). eval/unbroached_questions.yaml, written the same 
 "unaired" had been measured, is half "dev" and half "unbroached" (held out). eval/unheeded_questions.yaml, written the
 same way and day by another author after "unbroached" had been measured, with thirty follow-ups as typed in a chat
 (seven leave the subject) and twelve partly covered questions, is half "dev" and half "unheeded" (held out), and was
-measured before the teacher was changed for it. eval/everyday_questions.yaml, written
+measured before the teacher was changed for it. eval/unexplored_questions.yaml, written the same way and day by
+another author after "unheeded" had been measured, with thirty follow-ups (seven leave the subject) and more everyday,
+scenario and how-to questions, is half "dev" and half "unexplored" (held out), and was measured before the teacher was
+changed for it. eval/everyday_questions.yaml, written
 the same way and day by another author, is all "dev": 120 questions in a newcomer's words (analogies among them),
 scenarios and follow-ups, to tune on.
 
@@ -108,6 +111,7 @@ HALF_DEV_FILES = (
     "unaired",
     "unbroached",
     "unheeded",
+    "unexplored",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml"
