@@ -24,6 +24,7 @@ from tutor.teacher.question_rewrite import (
     course_pairs,
     course_words,
     english,
+    is_slip,
 )
 from tutor.teacher.retrieval import get_index, tokenize
 
@@ -273,7 +274,11 @@ def misspelt_course_word(word: str, words: frozenset[str], *, derivations: bool 
     ("optimizer" of "optimize")."""
     close = close_words(word, words, n=3, cutoff=MISSPELT_CUTOFF)
     return any(
-        w[0] == word[0] and (derivations or not (word.startswith(w.lower()) or w.lower().startswith(word)))
+        w[0] == word[0]
+        and (derivations or not (word.startswith(w.lower()) or w.lower().startswith(word)))
+        # An English word this close is left unnamed; a word in no English list must be a slip of the course's
+        # word, not only share its letters ("postgres" and "progress").
+        and (english().word_frequency[word] > 0 or is_slip(word, w.lower()))
         for w in close
     )
 

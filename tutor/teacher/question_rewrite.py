@@ -5,8 +5,9 @@ type each word?" would share little with the course although it covers both. Bef
 
 * a word that is neither English (pyspellchecker's dictionary) nor the course's is replaced by the
   course word it is closest to, when one is close enough (difflib's ratio >= TYPO_CUTOFF, same first
-  letter, words of at least 4 letters): "prefil" -> "prefill", "kernals" -> "kernels"; an English word
-  the course does not use ("texts", "card") is left alone;
+  letter, words of at least 4 letters, at most TYPO_EDITS edits unless one word starts the other): "prefil" ->
+  "prefill", "kernals" -> "kernels", while "postgres" stays (it only shares letters with "progress"); an English
+  word the course does not use ("texts", "card") is left alone;
 * everyday words are followed by the course's term for them ("graphics card" -> "graphics card gpu");
 * two words the course writes as one name are joined ("flash attention" -> "FlashAttention").
 
@@ -25,6 +26,8 @@ from collections import Counter
 from spellchecker import SpellChecker
 
 TYPO_CUTOFF = 0.8
+# A slip changes a letter or two: "postgres" is four edits from the course's "progress", a name, not a slip.
+TYPO_EDITS = 2
 
 # Everyday wording -> the course's terms. General vocabulary of the subject, not tied to any one question.
 EVERYDAY = {
@@ -717,6 +720,25 @@ def close_words(word: str, words: frozenset[str], *, n: int, cutoff: float) -> t
     return tuple(difflib.get_close_matches(word, pool, n=n, cutoff=cutoff))
 
 
+def typo_distance(a: str, b: str) -> int:
+    """Edits (insert, delete, replace, swap two neighbours) that turn `a` into `b`: the optimal string alignment
+    distance. difflib's ratio, which finds the close words, counts shared letters in order and so takes an
+    anagram-like name ("postgres", "progress") for a slip."""
+    previous, current = [], list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        before, previous, current = previous, current, [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+    return current[len(b)]
+
+
+def is_slip(typed: str, word: str) -> bool:
+    """`typed` could be `word` mistyped (TYPO_EDITS), or is `word` with an ending ("threadidx") or cut short."""
+    return typed.startswith(word) or word.startswith(typed) or typo_distance(typed, word) <= TYPO_EDITS
+
+
 def fix_typos(question: str, words: frozenset[str]) -> str:
     def fix(m: re.Match) -> str:
         word = m.group(0).rstrip("'-")  # a closing quote or dash is not part of the word: "'induction heads'"
@@ -724,7 +746,8 @@ def fix_typos(question: str, words: frozenset[str]) -> str:
         lower = word.lower().removesuffix("'s")
         if lower in words or english().known([lower]):
             return word + tail
-        close = [w for w in close_words(lower, words, n=3, cutoff=TYPO_CUTOFF) if w[0] == lower[0]]
+        candidates = close_words(lower, words, n=3, cutoff=TYPO_CUTOFF)
+        close = [w for w in candidates if w[0] == lower[0] and is_slip(lower, w.lower())]
         return (close[0] if close else word) + tail
 
     def unswap(m: re.Match) -> str:

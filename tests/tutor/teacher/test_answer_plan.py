@@ -329,6 +329,21 @@ def test_names_in_the_question_the_course_lacks_are_named_and_contractions_and_t
     assert fix_typos("is tma faster? the dose matters", words) == "is tma faster? the dose matters"
 
 
+def test_a_name_that_only_shares_a_course_words_letters_is_named_not_corrected(course):
+    # "postgres" holds the letters of the course's "progress" in nearly the same order, but is four edits from it:
+    # the question is another subject's, not a slip, and gets no kernel explanation of indices.
+    from tutor.teacher.course_vocabulary import course_vocabulary, unknown_words
+    from tutor.teacher.question_rewrite import fix_typos
+
+    _, words = course_vocabulary(course)
+    question = "which index should i create in postgres so joining two huge tables goes quicker?"
+    assert unknown_words(question, course) == ["postgres"]
+    plan = plan_answer(question, course=course)
+    assert plan.kind != "explanation" and not plan.citations() and "postgres" in compose(plan)
+    # A slip of a letter or two is still read as the course's word, and a word cut short as the word it starts.
+    assert fix_typos("is the memroy bandwith the limit?", words) == "is the memory bandwidth the limit?"
+
+
 def test_two_words_the_course_writes_as_one_name_are_matched_as_that_name(course):
     from tutor.teacher.course_vocabulary import course_vocabulary
     from tutor.teacher.question_rewrite import rewrite
