@@ -159,11 +159,20 @@ def _about_something_else(question: str, course: Course, about: bool | None) -> 
     return lead is not None and lead >= ELSEWHERE_LEAD
 
 
+CHAIN = 3  # at most this many of the learner's last messages make up the subject a follow-up leans on
+
+
 def _previous_question(history: list[tuple[str, str]]) -> str | None:
-    for role, text in reversed(history):
-        if role == "user":
-            return text
-    return None
+    """The learner's last message, with the ones before it while each only leaned on the one before (up to CHAIN):
+    after "Why is decode slow?" and "how would I check that?", "ok what can I do about it?" is about decode, which
+    "how would I check that?" alone does not name."""
+    asked = [text for role, text in history if role == "user"]
+    chain = asked[-1:]
+    for text in reversed(asked[:-1]):
+        if len(chain) >= CHAIN or not intent.is_follow_up(chain[0], len(set(tokenize(chain[0])))):
+            break
+        chain.insert(0, text)
+    return " ".join(chain) or None
 
 
 def plan_answer(question: str, **kwargs) -> Plan:

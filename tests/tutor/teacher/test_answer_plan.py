@@ -590,6 +590,24 @@ def test_a_follow_up_the_previous_answer_already_answers_gets_those_sentences_no
     assert [c["section"] for c in plan.citations()] == [earlier.citations()[0]["section"]]
 
 
+def test_a_follow_up_to_a_follow_up_keeps_the_subject_named_before_both(course):
+    # "what can I do about it?" leans on "how would I check that?", which names no subject either: the subject is
+    # the first question's, not nothing (declined, as if the learner had asked about something else).
+    first = "why does generating a reply one token at a time take so long?"
+    earlier = plan_answer(first, course=course)
+    history = [("user", first), ("assistant", compose(earlier))]
+    second = plan_answer("how would I check that?", course=course, history=history)
+    history += [("user", "how would I check that?"), ("assistant", compose(second))]
+    plan = plan_answer(
+        "what can I do about it?",
+        course=course,
+        history=history,
+        previous_explanation_id=second.explanation.pk if second.explanation else None,
+    )
+    assert plan.kind == "explanation"
+    assert {s.slug for s in plan.explanation.sections.all()} & {c["section"] for c in earlier.citations()}
+
+
 def test_how_much_in_numbers_after_a_how_much_answer_quotes_its_numbers(course):
     # The joined words rank "How much time per generated token can launch overhead eat?" first; the learner
     # asks for the figures of the answer just given.
