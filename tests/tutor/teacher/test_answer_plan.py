@@ -608,6 +608,14 @@ def test_a_follow_up_to_a_follow_up_keeps_the_subject_named_before_both(course):
     assert {s.slug for s in plan.explanation.sections.all()} & {c["section"] for c in earlier.citations()}
 
 
+def test_why_fusion_helps_is_answered_by_why_it_is_faster_not_by_what_it_is(course):
+    # The plainest wording of the course's central question, alone and after the definition of fusion.
+    plan = plan_answer("why does kernel fusion help?", course=course)
+    assert plan.kind == "explanation" and "faster" in plan.explanation.question
+    _, plan = ask_after("what's kernel fusion?", "why does it help?", course)
+    assert plan.kind == "explanation" and "faster" in plan.explanation.question
+
+
 def test_how_much_in_numbers_after_a_how_much_answer_quotes_its_numbers(course):
     # The joined words rank "How much time per generated token can launch overhead eat?" first; the learner
     # asks for the figures of the answer just given.
