@@ -69,7 +69,9 @@ class Plan:
     support: Hit | None = None
     quote: str = ""  # with an explanation: the sentences of `support` that add to it
     already_said: str = ""  # a follow-up the previous answer already answers: its sentences that do
-    in_short: bool = False  # "in plain words?": only the previous answer's opening, the shortest wording it has
+    # "in plain words?", "tl;dr", "which section is that from?": only the previous answer's opening, the shortest
+    # wording it has; what was asked of it (intent.asks_again: simpler, briefer, source), "" otherwise.
+    in_short: str = ""
     hits: list[Hit] = field(default_factory=list)
     near: list[explanation_match.Match] = field(default_factory=list)
     uncovered: list[str] = field(default_factory=list)
@@ -279,15 +281,12 @@ def _decide(
         and (as_follow_up or intent.is_follow_up(question, own_terms) or _compares_something_unnamed(question, counts))
     )
     fixed = fix_typos(corrected, words)
-    if (
-        earlier is not None
-        and query is None
-        and (intent.asks_plainer(question) or intent.asks_for_the_source(question))
-    ):
+    if earlier is not None and query is None and (again := intent.asks_again(question)):
         if not [t for t in course_terms(fixed, counts) if len(t) > 1 and t != "course"]:  # "I'm": not "m"
             # "ok but in plain words?" asks for the same answer, not for the next explanation its words match; "where
             # does the course say that?", for it with where it comes from.
-            return _in_short(Plan("explanation", course, question, query=earlier.question), earlier, exclude_card_id)
+            plan = Plan("explanation", course, question, query=earlier.question)
+            return _in_short(plan, earlier, exclude_card_id, again)
     swapped = None
     if follow_up:
         names = uncovered_terms(fixed, counts, course_stems(course))
@@ -459,23 +458,13 @@ def _decide(
     return plan
 
 
-# "what would you do instead?", "so what should I change first?": the remedy for what the previous answer described,
-# asked of the teacher as advice. The whole message is the request ("what would you do if you were human?" is not).
-_ASKS_FOR_A_REMEDY = re.compile(
-    r"^\W*(?:(?:so|ok(?:ay)?|and|then|but|right)\W+)*what\s+(?:would|should|could|do|can)\s+(?:you|i|we)\s+"
-    r"(?:do|change|try|use|fix|tune|look\s+at)(?:\s+(?:instead|then|about\s+(?:it|that|this)|first|differently|next|"
-    r"here|now))*\W*$",
-    re.IGNORECASE,
-)
-
-
 def _asks_for_a_course_answer(question: str) -> bool:
     """A message asking for what a course answer gives (a way to check, a figure, a reason, a when, a cost, a
     remedy), with none of an instruction's wording."""
     if intent.pattern_score(question):
         return False
     return explanation_match.question_kind(question) not in (None, "definition") or bool(
-        _ASKS_FOR_A_REMEDY.match(question)
+        intent.asks_for_a_remedy(question)
     )
 
 
@@ -723,9 +712,9 @@ def _favour_the_new_part(
     return sorted(pool, key=lambda m: -(m.score + alone.get(m.explanation_id, 0.0) + before.get(m.explanation_id, 0.0)))
 
 
-def _in_short(plan: Plan, previous: Explanation, exclude_card_id: int | None) -> Plan:
+def _in_short(plan: Plan, previous: Explanation, exclude_card_id: int | None, asked: str) -> Plan:
     """The previous answer's opening paragraphs, on their own: the course has no plainer wording of it."""
-    plan.explanation, plan.in_short = previous, True
+    plan.explanation, plan.in_short = previous, asked
     plan.continues = _sections_of(previous)
     plan.check_question = check_yourself(previous, exclude_card_id)
     return plan

@@ -571,11 +571,6 @@ def is_acknowledgement(message: str) -> bool:
     return bool(_ACKNOWLEDGEMENT.match(message))
 
 
-def asks_plainer(question: str) -> bool:
-    """Whether the message asks for what was just said in simpler or fewer words, or again."""
-    return bool(_PLAINER.search(question) or _BRIEFER.search(question))
-
-
 # "where does the course say that?", "which section is that from?", "source?": where the previous answer comes from.
 _SOURCE = re.compile(
     r"\bwhere\s+(?:does|did|do)\s+(?:the\s+(?:course|lessons?|notes?)|it|you|that)\s+(?:say|mention|cover|explain)\b"
@@ -585,14 +580,15 @@ _SOURCE = re.compile(
 )
 
 
-def asks_for_the_source(question: str) -> bool:
-    """Whether the message asks where what was just said comes from in the course."""
-    return bool(_SOURCE.search(question))
-
-
-def asks_simpler_words(question: str) -> bool:
-    """Whether the message asks for what was just said in simpler words (not only in fewer)."""
-    return bool(_PLAINER.search(question))
+def asks_again(question: str) -> str:
+    """What the message asks of the answer just given: "simpler" (in simpler words: "eli5", "I'm lost"), "source"
+    (where in the course it comes from: "which section is that from?"), "briefer" (in fewer words, or once more:
+    "tl;dr", "repeat that"), or "" (something else)."""
+    if _PLAINER.search(question):
+        return "simpler"
+    if _SOURCE.search(question):
+        return "source"
+    return "briefer" if _BRIEFER.search(question) else ""
 
 
 # "draw it as a timeline", "can you lay that out step by step?", "put it in a table": the previous answer again,
@@ -611,6 +607,21 @@ _ANOTHER_FORM = re.compile(
 def asks_another_form(question: str) -> bool:
     """Whether the message asks for what was just said in another shape (a timeline, a table, steps)."""
     return bool(_ANOTHER_FORM.match(question))
+
+
+# "what would you do instead?", "so what should I change first?": the remedy for what the previous answer described,
+# asked of the teacher as advice. The whole message is the request ("what would you do if you were human?" is not).
+_REMEDY = re.compile(
+    r"^\W*(?:(?:so|ok(?:ay)?|and|then|but|right)\W+)*what\s+(?:would|should|could|do|can)\s+(?:you|i|we)\s+"
+    r"(?:do|change|try|use|fix|tune|look\s+at)(?:\s+(?:instead|then|about\s+(?:it|that|this)|first|differently|next|"
+    r"here|now))*\W*$",
+    re.IGNORECASE,
+)
+
+
+def asks_for_a_remedy(question: str) -> bool:
+    """The whole message asks what to do about what the previous answer described."""
+    return bool(_REMEDY.match(question))
 
 
 def compares_without_saying_with_what(question: str) -> bool:

@@ -12,7 +12,6 @@ and only what contributed text is cited.
 
 from __future__ import annotations
 
-from tutor.teacher import intent
 from tutor.teacher.answer_plan import Plan
 from tutor.teacher.lesson_quotes import opening
 
@@ -91,9 +90,9 @@ def compose(plan: Plan, *, hint: bool = False, context: str = "") -> str:
             text += f"\n\n**Check yourself:** {plan.check_question}"
         return text
     if plan.kind == "explanation" and plan.in_short:
-        if intent.asks_simpler_words(plan.question):
+        if plan.in_short == "simpler":
             lead = "The course has no simpler wording of that answer; here is its core"
-        elif intent.asks_for_the_source(plan.question) and plan.citations():
+        elif plan.in_short == "source" and plan.citations():
             lead = f"That answer comes from *{plan.citations()[0]['title']}*; here is its core"
         else:
             lead = "Here is the core of that answer"
