@@ -347,8 +347,15 @@ def _decide(
         ]
         matches = again + [m for m in matches if m.explanation_id != earlier.pk]
     asked_kind = explanation_match.question_kind(question)
+    told = ""
     if follow_up and earlier is not None and asked_kind == "diagnose":
-        matches = _ways_to_tell_first(matches, earlier, course.slug)
+        telling = _ways_to_tell_first(matches, earlier, course.slug)
+        if telling is matches and intent.checks_without_object(question):
+            # "how would I tell?" after an answer whose subject has no explanation of how to tell, but which says
+            # how itself ("Watch for recompiles with TORCH_LOGS=recompiles"): those sentences, not how to tell
+            # something else.
+            told = ways_to_tell_in(earlier)
+        matches = telling
     catch = None
     if follow_up and earlier is not None and asked_kind == "cost":
         catch = _catch(rewrite(f"{earlier.question} {corrected}", words), earlier, course.slug)
@@ -358,6 +365,12 @@ def _decide(
     matches = matches[:4]
     plan = Plan("not_covered", course, question, query=rewritten, hits=hits)
     plan.continues = _sections_of(earlier)
+    if told:
+        again = explanation_match.match(earlier.question, course.slug, k=1)
+        if again and again[0].explanation_id == earlier.pk:
+            plan = _with_explanation(plan, again[0], matches, exclude_card_id)
+            plan.already_said, plan.support, plan.quote, plan.uncovered = told, None, "", []
+            return plan
     if follow_up and matches and earlier is not None and matches[0].explanation_id == earlier.pk:
         said = already_said(" ".join(sorted(swapped_terms)) or question, earlier)
         if said and matches[0].answers:
@@ -587,6 +600,21 @@ def _first_on_subject(
         ):
             return replace(m, clear=True)
     return None
+
+
+# A sentence that says how to tell: a tool, a log, or what to look for and where.
+_TELLS_HOW = re.compile(
+    r"\b(?:TORCH_LOGS|ncu|nsys|Nsight|profiler|nvidia-smi|watch\s+for|look\s+for|shows?\s+up\s+as|"
+    r"in\s+a\s+(?:benchmark|trace|profile|timeline)\b|tell-?tale|signature)",
+    re.IGNORECASE,
+)
+
+
+def ways_to_tell_in(previous: Explanation) -> str:
+    """The sentences of the previous answer that say how to tell (a tool, a log, what to look for), in order; ""
+    when it has none."""
+    sentences = [s for paragraph in statements_by_paragraph(previous.answer) for s in paragraph]
+    return " ".join(s for s in sentences if _TELLS_HOW.search(s))
 
 
 def _ways_to_tell_first(matches: list, previous: Explanation, course_slug: str) -> list:

@@ -529,6 +529,11 @@ _CHECK_WITHOUT_OBJECT = re.compile(
 )
 
 
+def checks_without_object(question: str) -> bool:
+    """Whether the message asks how to check what the previous turn was about, naming nothing else to check."""
+    return bool(_CHECK_WITHOUT_OBJECT.match(question))
+
+
 # A bare request for the reason behind what was just said: "why?", "how come?", "why not?".
 _BARE_REASON = re.compile(
     r"^\W*(?:(?:and|but|so)\s+)?(?:why|how|how so|how come|why is that|why so|why not|how does that work)\W*$", re.I

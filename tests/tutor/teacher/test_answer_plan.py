@@ -635,6 +635,15 @@ def test_how_to_spot_it_after_an_answer_gets_how_to_tell_on_that_subject(course)
     assert {s.slug for s in plan.explanation.sections.all()} & {s.slug for s in earlier.explanation.sections.all()}
 
 
+def test_how_to_check_after_an_answer_that_says_how_quotes_those_sentences(course):
+    # No explanation of the recompile subject says how to tell, but the answer on recompiles does (a log switch):
+    # "how can we check?" gets that, not "What is torch.compile?" that the joined words rank first.
+    earlier, plan = ask_after("What is a recompile in torch.compile?", "ok, how can we check?", course)
+    assert plan.kind == "explanation" and plan.explanation.pk == earlier.explanation.pk
+    assert "TORCH_LOGS=recompiles" in plan.already_said
+    assert "already says it" in compose(plan)
+
+
 @pytest.mark.parametrize(
     "first, catch",
     [
