@@ -319,7 +319,9 @@ def _decide(
             return Plan("other_course", course, question, query=rewritten, other_course=other)
         return Plan("declined", course, question)
     hits = retrieve(rewritten, k=5, course=course.slug)
-    matches = lesson_vote(explanation_match.match(rewritten, course.slug, k=8), hits, course.slug)
+    # (A follow-up is matched with the previous question's words already.)
+    subject = _sections_of(earlier) if not follow_up and query is None else frozenset()
+    matches = lesson_vote(explanation_match.match(rewritten, course.slug, k=8), hits, course.slug, subject)
     if follow_up and own_terms and not swapped:
         new_part = _with_subject(corrected, previous, earlier, course.slug)
         matches = _favour_the_new_part(
@@ -524,9 +526,17 @@ def _reason_asked_of(question: str, earlier: Explanation | None) -> str:
 LESSON_VOTE = 0.1
 
 
-def lesson_vote(matches: list, hits: list[Hit], course_slug: str) -> list:
+# A question asked mid-conversation that does not read as a follow-up may still use a word in the conversation's
+# sense: "what block size is typical?" after paged attention asks about KV blocks, not thread blocks. Explanations on
+# the previous answer's sections gain this much; a new subject ("how does FlashAttention work?") leads by far more.
+# Read off the tune and dev follow-ups (0.03 to 0.1 gave the same answers).
+SUBJECT_VOTE = 0.06
+
+
+def lesson_vote(matches: list, hits: list[Hit], course_slug: str, subject: frozenset[str] = frozenset()) -> list:
     """Re-rank close explanation matches by where the lesson retrieval finds the question: an explanation
-    resting on a section the retrieval ranks high gains up to LESSON_VOTE (the top section's share of it)."""
+    resting on a section the retrieval ranks high gains up to LESSON_VOTE (the top section's share of it), and one
+    resting on a section of the conversation's `subject` SUBJECT_VOTE."""
     if not hits or not matches:
         return matches
     top = hits[0].score or 1.0
@@ -536,10 +546,11 @@ def lesson_vote(matches: list, hits: list[Hit], course_slug: str) -> list:
     idx = explanation_match.get_index(course_slug)
 
     def vote(m) -> float:
-        sections = [s.slug for s in idx.explanations[m.explanation_id].sections.all()]
-        return max((strength.get(slug, 0.0) for slug in sections), default=0.0)
+        sections = {s.slug for s in idx.explanations[m.explanation_id].sections.all()}
+        lesson = max((strength.get(slug, 0.0) for slug in sections), default=0.0)
+        return LESSON_VOTE * lesson + (SUBJECT_VOTE if sections & subject else 0.0)
 
-    return sorted(matches, key=lambda m: (not m.answers, -(m.score + LESSON_VOTE * vote(m))))
+    return sorted(matches, key=lambda m: (not m.answers, -(m.score + vote(m))))
 
 
 _QUANTITY_WORDS = frozenset(

@@ -616,6 +616,17 @@ def test_why_fusion_helps_is_answered_by_why_it_is_faster_not_by_what_it_is(cour
     assert plan.kind == "explanation" and "faster" in plan.explanation.question
 
 
+def test_a_word_with_two_senses_mid_conversation_is_read_in_the_conversations_sense(course):
+    # "block size" alone matches thread blocks first; after paged attention it is about the KV cache's blocks. A new
+    # subject asked mid-conversation is still answered as asked.
+    earlier, plan = ask_after("explain paged attention like I'm five", "what block size is typical?", course)
+    assert plan.kind == "explanation" and "paged-kv" in {s.slug for s in plan.explanation.sections.all()}
+    _, plan = ask_after("what is a paged kv cache?", "how does flashattention work?", course)
+    assert plan.explanation.question == "What is FlashAttention?"
+    _, plan = ask_after("what is a cuda graph?", "how many threads per block should my kernel use?", course)
+    assert "threads per block" in plan.explanation.question
+
+
 def test_how_much_in_numbers_after_a_how_much_answer_quotes_its_numbers(course):
     # The joined words rank "How much time per generated token can launch overhead eat?" first; the learner
     # asks for the figures of the answer just given.
