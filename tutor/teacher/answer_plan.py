@@ -344,10 +344,7 @@ def _decide(
     if follow_up and earlier is not None and intent.asks_another_form(question) and not _ASKS_FOR_CODE.search(question):
         # "draw it as a timeline" after "What does a launch-bound step look like in Nsight Systems?": the same
         # answer, not the next explanation that the word "timeline" matches.
-        again = [
-            m for m in explanation_match.match(earlier.question, course.slug, k=1) if m.explanation_id == earlier.pk
-        ]
-        matches = again + [m for m in matches if m.explanation_id != earlier.pk]
+        matches = _as_matched(earlier, course.slug) + [m for m in matches if m.explanation_id != earlier.pk]
     asked_kind = explanation_match.question_kind(question)
     told = ""
     if follow_up and earlier is not None and asked_kind == "diagnose":
@@ -367,12 +364,10 @@ def _decide(
     matches = matches[:4]
     plan = Plan("not_covered", course, question, query=rewritten, hits=hits)
     plan.continues = _sections_of(earlier)
-    if told:
-        again = explanation_match.match(earlier.question, course.slug, k=1)
-        if again and again[0].explanation_id == earlier.pk:
-            plan = _with_explanation(plan, again[0], matches, exclude_card_id)
-            plan.already_said, plan.support, plan.quote, plan.uncovered = told, None, "", []
-            return plan
+    if told and (leading := _as_matched(earlier, course.slug)):
+        plan = _with_explanation(plan, leading[0], matches, exclude_card_id)
+        plan.already_said, plan.support, plan.quote, plan.uncovered = told, None, "", []
+        return plan
     if follow_up and matches and earlier is not None and matches[0].explanation_id == earlier.pk:
         said = already_said(" ".join(sorted(swapped_terms)) or question, earlier)
         if said and matches[0].answers:
@@ -589,6 +584,13 @@ _SAME_SIZE_WORD = {
     )
     for term in group
 }
+
+
+def _as_matched(previous: Explanation, course_slug: str) -> list:
+    """The previous answer as a match of its own question, to lead a list: [] if that question matches another
+    explanation first."""
+    found = explanation_match.match(previous.question, course_slug, k=1)
+    return found if found and found[0].explanation_id == previous.pk else []
 
 
 def _sections_of(explanation: Explanation | None) -> frozenset[str]:
