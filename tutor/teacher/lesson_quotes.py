@@ -27,14 +27,18 @@ _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+")
 
 
 def _list_items_punctuated(lines: list[str]) -> list[str]:
-    """The lines without their list markers, each list item that ends without punctuation closed with ";"
-    (the last one with "."), so that items read as one sentence once the lines are joined."""
-    items = [i for i, line in enumerate(lines) if _LIST_MARKER.match(line)]
+    """The lines without their list markers or indents, each list item that ends without punctuation closed with
+    ";" (the last one with "."), so that items read as one sentence once the lines are joined. An item runs
+    from its marker to the next marker or the end of the block: its last line is the one closed, not the first
+    line of an item that goes on ("... several ops" / "in one kernel, which ...")."""
+    starts = [i for i, line in enumerate(lines) if _LIST_MARKER.match(line)]
+    ends = {(nxt - 1 if nxt is not None else len(lines) - 1) for nxt in [*starts[1:], None]} if starts else set()
+    last = max(ends, default=-1)
     out = []
     for i, line in enumerate(lines):
-        text = _LIST_MARKER.sub("", line).rstrip()
-        if i in items and text and text[-1] not in ".;:,!?":
-            text += "." if i == items[-1] else ";"
+        text = _LIST_MARKER.sub("", line).strip()
+        if i in ends and text and text[-1] not in ".;:,!?":
+            text += "." if i == last else ";"
         out.append(text)
     return out
 
