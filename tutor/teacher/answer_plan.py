@@ -368,6 +368,18 @@ def _decide(
         plan = _with_explanation(plan, leading[0], matches, exclude_card_id)
         plan.already_said, plan.support, plan.quote, plan.uncovered = told, None, "", []
         return plan
+    if follow_up and earlier is not None and intent.asks_for_a_remedy(question):
+        # "how do I avoid them?" after an answer on why bank conflicts hurt, which names the fixes on the way: those
+        # sentences, not the whole answer again nor the next explanation its pronoun matches. An answer to "How do I
+        # reduce launch overhead?" is the remedy whole, and is given again: not its sentences that merely share the
+        # verb ("the fixed host-side cost").
+        fixes = remedies_in(earlier) if index.kinds[earlier.pk] != "how" else ""
+        if fixes and (leading := _as_matched(earlier, course.slug)):
+            plan = _with_explanation(plan, leading[0], matches, exclude_card_id)
+            plan.already_said, plan.support, plan.quote, plan.uncovered = fixes, None, "", []
+            return plan
+        if matches and matches[0].explanation_id == earlier.pk and index.kinds[earlier.pk] == "how":
+            return _with_explanation(plan, matches[0], matches, exclude_card_id)
     if follow_up and matches and earlier is not None and matches[0].explanation_id == earlier.pk:
         said = already_said(" ".join(sorted(swapped_terms)) or question, earlier)
         if said and matches[0].answers:
@@ -626,8 +638,26 @@ _TELLS_HOW = re.compile(
 def ways_to_tell_in(previous: Explanation) -> str:
     """The sentences of the previous answer that say how to tell (a tool, a log, what to look for), in order; ""
     when it has none."""
-    sentences = [s for paragraph in statements_by_paragraph(previous.answer) for s in paragraph]
-    return " ".join(s for s in sentences if _TELLS_HOW.search(s))
+    return " ".join(s for s in _sentences(previous) if _TELLS_HOW.search(s))
+
+
+# A sentence that names the fix for what an answer describes ("The fixes are padding the rows ...", "To avoid it,
+# make branch conditions uniform ..."); not one that says what does not fix it ("fusion does not cure host overhead").
+_SAYS_THE_FIX = re.compile(
+    r"\b(?:the|typical|usual|common|cheap|simple|standard)\s+(?:fix(?:es)?|remed(?:y|ies)|cures?|workarounds?)\b"
+    r"|(?:^|\*\*)(?:fix(?:es)?|remed(?:y|ies)|cures?)\s*:|\bfix\s+(?:the|it|this|that)\b|\bto\s+(?:avoid|prevent)\s+(?:it|this|that|them)\b",
+    re.IGNORECASE,
+)
+_NEGATED = re.compile(r"\b(?:not|never|rarely)\b|n't\b", re.IGNORECASE)
+
+
+def remedies_in(previous: Explanation) -> str:
+    """The sentences of the previous answer that say what fixes what it describes, in order; "" when it has none."""
+    return " ".join(s for s in _sentences(previous) if _SAYS_THE_FIX.search(s) and not _NEGATED.search(s))
+
+
+def _sentences(explanation: Explanation) -> list[str]:
+    return [s for paragraph in statements_by_paragraph(explanation.answer) for s in paragraph]
 
 
 def _ways_to_tell_first(matches: list, previous: Explanation, course_slug: str) -> list:

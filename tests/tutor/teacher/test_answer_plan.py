@@ -704,6 +704,23 @@ def test_a_passage_with_nothing_quotable_gives_no_window():
     ]
 
 
+def test_a_list_item_that_wraps_onto_more_lines_reads_as_one_statement():
+    from tutor.teacher.lesson_quotes import statements_by_paragraph
+
+    text = (
+        "Two habits help:\n\n"
+        "1. **Batch the loads.** Issue every load of a tile before\n"
+        "   the first use, so their latencies overlap\n"
+        "2. **Keep tables small.** A lookup table that fits in\n"
+        "   shared memory never waits on HBM"
+    )
+    # The items join into one statement, each closed where it ends, not where its first line does.
+    assert statements_by_paragraph(text)[1] == [
+        "**Batch the loads.** Issue every load of a tile before the first use, so their latencies overlap; "
+        "**Keep tables small.** A lookup table that fits in shared memory never waits on HBM."
+    ]
+
+
 def test_a_message_asking_two_things_gets_each_ones_explanation_in_the_order_asked(course):
     from tutor.teacher.message_parts import question_parts
 
@@ -1421,3 +1438,16 @@ def test_asking_where_an_answer_comes_from_names_its_section(course, follow_up):
     # A question about a section's subject is a question.
     _, plan = ask_after("What is a bank conflict?", "which section covers CUDA graphs?", course)
     assert not plan.in_short
+
+
+def test_asked_how_to_avoid_what_was_just_explained_the_teacher_quotes_the_fixes_it_named(course):
+    earlier, plan = ask_after("why do bank conflicts slow a kernel down?", "ok so how do we avoid them?", course)
+    assert plan.explanation == earlier.explanation
+    # The sentence naming the fixes, not the whole answer again.
+    assert "swizzle" in plan.already_said and "padding" in plan.already_said
+    assert plan.already_said.strip() != earlier.explanation.answer.strip()
+    assert "swizzle" in compose(plan)
+    # An answer that is itself how to fix something is given again whole, not its sentences sharing a word with
+    # the request ("the fixed host-side cost" is no fix).
+    earlier, plan = ask_after("How can I cut kernel launch overhead?", "how would I fix that?", course)
+    assert plan.explanation == earlier.explanation and not plan.already_said
