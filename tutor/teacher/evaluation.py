@@ -61,9 +61,11 @@ same way and day by another author after "unbroached" had been measured, with th
 measured before the teacher was changed for it. eval/unexplored_questions.yaml, written the same way and day by
 another author after "unheeded" had been measured, with thirty follow-ups (seven leave the subject) and more everyday,
 scenario and how-to questions, is half "dev" and half "unexplored" (held out), and was measured before the teacher was
-changed for it. eval/everyday_questions.yaml, written
-the same way and day by another author, is all "dev": 120 questions in a newcomer's words (analogies among them),
-scenarios and follow-ups, to tune on.
+changed for it. eval/unvisited_questions.yaml, written the same way and day by another author after "unexplored" had
+been read, with thirty-two follow-ups (seven leave the subject or instruct the teacher) and questions on training, is
+half "dev" and half "unvisited" (held out), and was measured before the teacher was changed for it.
+eval/everyday_questions.yaml, written the same way and day by another author, is all "dev": 120 questions in a
+newcomer's words (analogies among them), scenarios and follow-ups, to tune on.
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -112,6 +114,7 @@ HALF_DEV_FILES = (
     "unbroached",
     "unheeded",
     "unexplored",
+    "unvisited",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml"
