@@ -32,6 +32,14 @@ TYPO_EDITS = 2
 # Everyday wording -> the course's terms. General vocabulary of the subject, not tied to any one question.
 EVERYDAY = {
     "graphics card": "gpu",
+    "all over memory": "scattered irregular access gather latency memory wall",
+    "all over the memory": "scattered irregular access gather latency memory wall",
+    "random places in memory": "scattered irregular access gather latency memory wall",
+    "random spots in memory": "scattered irregular access gather latency memory wall",
+    "random memory locations": "scattered irregular access gather latency memory wall",
+    "random addresses": "scattered irregular access gather latency memory wall",
+    "jumps around memory": "scattered irregular access gather latency memory wall",
+    "jumps around in memory": "scattered irregular access gather latency memory wall",
     "video card": "gpu",
     "graphics chip": "gpu",
     "chatbot": "llm decode token",

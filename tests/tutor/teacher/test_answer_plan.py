@@ -1451,3 +1451,8 @@ def test_asked_how_to_avoid_what_was_just_explained_the_teacher_quotes_the_fixes
     # the request ("the fixed host-side cost" is no fix).
     earlier, plan = ask_after("How can I cut kernel launch overhead?", "how would I fix that?", course)
     assert plan.explanation == earlier.explanation and not plan.already_said
+
+
+def test_a_question_in_everyday_words_about_reads_from_scattered_places_gets_the_latency_wall(course):
+    plan = plan_answer("why does my kernel crawl when each thread reads from random addresses?", course=course)
+    assert plan.kind == "explanation" and "irregular access" in plan.explanation.question

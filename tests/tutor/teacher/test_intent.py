@@ -178,6 +178,18 @@ def test_a_message_that_only_borrows_the_courses_words_is_declined(shipped_cours
 
 
 @pytest.mark.parametrize(
+    "message",
+    [
+        "how many epochs should I fine-tune for?",
+        "which learning rate schedule works best when fine-tuning a small model?",
+    ],
+)
+def test_a_question_on_training_a_model_is_declined_the_course_is_about_inference(shipped_course, message):
+    plan = plan_answer(message, course=shipped_course)
+    assert plan.kind == "declined", (message, intent.off_topic_lead(message, shipped_course.slug))
+
+
+@pytest.mark.parametrize(
     ("message", "terms", "expected"),
     [
         ("how much faster per kernel, in actual numbers?", 6, True),  # faster than what: the last turn says
