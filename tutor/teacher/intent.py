@@ -580,7 +580,10 @@ def is_acknowledgement(message: str) -> bool:
 _SOURCE = re.compile(
     r"\bwhere\s+(?:does|did|do)\s+(?:the\s+(?:course|lessons?|notes?)|it|you|that)\s+(?:say|mention|cover|explain)\b"
     r"|\b(?:which|what)\s+(?:section|lesson|chapter|page)\b|^\W*(?:(?:your|the|any)\s+)?sources?\W*$"
-    r"|\bwhere\s+(?:is|was)\s+(?:that|this)\s+from\b|\bwhere\s+did\s+you\s+(?:get|read|find)\s+(?:that|this)\b",
+    r"|\bwhere\s+(?:is|was)\s+(?:that|this)\s+from\b|\bwhere\s+did\s+you\s+(?:get|read|find)\s+(?:that|this)\b"
+    # "show me where that number comes from", "where do those figures come from?"
+    r"|\bwhere\s+(?:(?:does|do|did)\s+)?(?:that|this|those|these|the|your)\s+(?:numbers?|figures?|data|measurements?)\s+"
+    r"(?:comes?|came)\s+from\b",
     re.IGNORECASE,
 )
 

@@ -1429,7 +1429,10 @@ def test_a_covered_part_with_its_own_subject_is_answered_after_an_uncovered_one_
     assert plan.kind != "explanation"
 
 
-@pytest.mark.parametrize("follow_up", ["where does the course say that?", "which lesson is that from?", "sources?"])
+@pytest.mark.parametrize(
+    "follow_up",
+    ["where does the course say that?", "which lesson is that from?", "sources?", "where do those figures come from?"],
+)
 def test_asking_where_an_answer_comes_from_names_its_section(course, follow_up):
     # "where does the course say that?" was declined as a message aimed at the teacher.
     earlier, plan = ask_after("What is a bank conflict?", follow_up, course)
