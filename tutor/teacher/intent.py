@@ -620,12 +620,13 @@ def asks_another_form(question: str) -> bool:
 # "what would you do instead?", "so what should I change first?", "how do I avoid them?": the remedy for what the
 # previous answer described, asked of the teacher as advice. The whole message is the request ("what would you do if
 # you were human?" is not).
+_CARRYING_ON = r"^\W*(?:(?:so|ok(?:ay)?|and|then|but|right)\W+)*"  # "so", "ok and", ... before the request
 _REMEDY = re.compile(
-    r"^\W*(?:(?:so|ok(?:ay)?|and|then|but|right)\W+)*what\s+(?:would|should|could|do|can)\s+(?:you|i|we|people|engines|they|others|teams)\s+"
+    _CARRYING_ON + r"what\s+(?:would|should|could|do|can)\s+(?:you|i|we|people|engines|they|others|teams)\s+"
     r"(?:do|change|try|use|fix|tune|look\s+at)(?:\s+(?:instead|then|about\s+(?:it|that|this)|first|differently|next|"
     r"here|now))*\W*$"
     # "how do I avoid them?", "so how would we fix that?": the same request, about what was just described.
-    r"|^\W*(?:(?:so|ok(?:ay)?|and|then|but|right)\W+)*how\s+(?:do|can|would|should|could)\s+(?:you|i|we|one)\s+"
+    r"|" + _CARRYING_ON + r"how\s+(?:do|can|would|should|could)\s+(?:you|i|we|one)\s+"
     r"(?:fix|avoid|prevent|solve|get\s+(?:rid\s+of|around)|deal\s+with|work\s+around)\s+(?:it|that|this|them|those|these)\W*$",
     re.IGNORECASE,
 )

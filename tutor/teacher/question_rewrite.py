@@ -29,17 +29,18 @@ TYPO_CUTOFF = 0.8
 # A slip changes a letter or two: "postgres" is four edits from the course's "progress", a name, not a slip.
 TYPO_EDITS = 2
 
+_SCATTERED_READS = "scattered irregular access gather latency memory wall"  # "grabs data from all over memory"
 # Everyday wording -> the course's terms. General vocabulary of the subject, not tied to any one question.
 EVERYDAY = {
     "graphics card": "gpu",
-    "all over memory": "scattered irregular access gather latency memory wall",
-    "all over the memory": "scattered irregular access gather latency memory wall",
-    "random places in memory": "scattered irregular access gather latency memory wall",
-    "random spots in memory": "scattered irregular access gather latency memory wall",
-    "random memory locations": "scattered irregular access gather latency memory wall",
-    "random addresses": "scattered irregular access gather latency memory wall",
-    "jumps around memory": "scattered irregular access gather latency memory wall",
-    "jumps around in memory": "scattered irregular access gather latency memory wall",
+    "all over memory": _SCATTERED_READS,
+    "all over the memory": _SCATTERED_READS,
+    "random places in memory": _SCATTERED_READS,
+    "random spots in memory": _SCATTERED_READS,
+    "random memory locations": _SCATTERED_READS,
+    "random addresses": _SCATTERED_READS,
+    "jumps around memory": _SCATTERED_READS,
+    "jumps around in memory": _SCATTERED_READS,
     "video card": "gpu",
     "graphics chip": "gpu",
     "chatbot": "llm decode token",
