@@ -64,6 +64,9 @@ scenario and how-to questions, is half "dev" and half "unexplored" (held out), a
 changed for it. eval/unvisited_questions.yaml, written the same way and day by another author after "unexplored" had
 been read, with thirty-two follow-ups (seven leave the subject or instruct the teacher) and questions on training, is
 half "dev" and half "unvisited" (held out), and was measured before the teacher was changed for it.
+eval/unsurveyed_questions.yaml, written the same way on 2026-11-30 by another author after "unvisited" had been read,
+with thirty-two follow-ups (seven leave the subject or instruct the teacher) and why-questions, is half "dev" and half
+"unsurveyed" (held out), and was measured before the teacher was changed for it.
 eval/everyday_questions.yaml, written the same way and day by another author, is all "dev": 120 questions in a
 newcomer's words (analogies among them), scenarios and follow-ups, to tune on.
 
@@ -115,6 +118,7 @@ HALF_DEV_FILES = (
     "unheeded",
     "unexplored",
     "unvisited",
+    "unsurveyed",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml"
