@@ -368,6 +368,14 @@ def _decide(
         plan = _with_explanation(plan, leading[0], matches, exclude_card_id)
         plan.already_said, plan.support, plan.quote, plan.uncovered = told, None, "", []
         return plan
+    if follow_up and earlier is not None and intent.asks_for_a_setting(question):
+        # "is there a flag for that?" after an answer that names the switch (`allow_tf32 = True`): those sentences,
+        # not the next explanation the word "flag" matches.
+        found = settings_in(earlier)
+        if found and (leading := _as_matched(earlier, course.slug)):
+            plan = _with_explanation(plan, leading[0], matches, exclude_card_id)
+            plan.already_said, plan.support, plan.quote, plan.uncovered = found, None, "", []
+            return plan
     if follow_up and earlier is not None and intent.asks_for_a_remedy(question):
         # "how do I avoid them?" after an answer on why bank conflicts hurt, which names the fixes on the way: those
         # sentences, not the whole answer again nor the next explanation its pronoun matches. An answer to "How do I
@@ -656,6 +664,16 @@ def remedies_in(previous: Explanation) -> str:
     return " ".join(s for s in _sentences(previous) if _SAYS_THE_FIX.search(s) and not _NEGATED.search(s))
 
 
+# Inline code that sets something: a call, an assignment, a flag ("`torch.set_float32_matmul_precision("high")`",
+# "`allow_tf32 = True`", "`TORCH_LOGS=recompiles`", "`--enforce-eager`").
+_SETS_SOMETHING = re.compile(r"`[^`\n]*(?:\(|=|^-)[^`\n]*`|`--?[\w-]+`")
+
+
+def settings_in(previous: Explanation) -> str:
+    """The sentences of the previous answer that name a flag, call or setting in code, in order; "" when none."""
+    return " ".join(s for s in _sentences(previous) if _SETS_SOMETHING.search(s))
+
+
 def _sentences(explanation: Explanation) -> list[str]:
     return [s for paragraph in statements_by_paragraph(explanation.answer) for s in paragraph]
 
@@ -822,10 +840,11 @@ _TWO_THINGS = [
     ),
     re.compile(r"\bcompare\s+(?P<a>.+?)\s+(?:and|with|to)\s+(?P<b>.+?)" + _END, re.I),
 ]
-# Where or what for, not part of the thing's name: "pipeline parallelism for serving", "kernels on a GPU".
+# Where or what for, not part of the thing's name: "pipeline parallelism for serving", "kernels on a GPU", "the L2
+# cache on Hopper" (a GPU's name or generation).
 _TRAILER = re.compile(
-    r"\s+(?:on|in|for|during)\s+(?:an?\s+|the\s+)?(?:gpu|gpus|cuda|h100|nvidia\s+gpus?|serving|"
-    r"(?:llm\s+)?inference|llms?|production|transformers?)\s*$",
+    r"\s+(?:on|in|for|during)\s+(?:an?\s+|the\s+)?(?:gpu|gpus|cuda|nvidia\s+gpus?|[a-z]{1,2}\d{2,3}[a-z]?s?|hopper|"
+    r"ampere|blackwell|serving|(?:llm\s+)?inference|llms?|production|transformers?)\s*$",
     re.I,
 )
 

@@ -632,6 +632,23 @@ _REMEDY = re.compile(
 )
 
 
+# "is there a flag for that?", "what's the setting?", "how do I turn it on?": the switch that does what the previous
+# answer described.
+_SETTING = re.compile(
+    _CARRYING_ON + r"(?:is\s+there|are\s+there|what(?:'s|s|\s+is|\s+are)?|which|any)\s+(?:an?\s+|the\s+|any\s+)?"
+    r"(?:(?:pytorch|torch|cuda|compiler)\s+)?(?:flags?|settings?|switch(?:es)?|option|knobs?|config|"
+    r"env(?:ironment)?\s+var(?:iable)?s?)\b[^?.!]{0,40}\W*$"
+    r"|" + _CARRYING_ON + r"how\s+(?:do|can|would)\s+(?:you|i|we|one)\s+"
+    r"(?:(?:turn|switch)\s+(?:it|that|this|them)\s+on|(?:enable|allow)\s+(?:it|that|this|them))\W*$",
+    re.IGNORECASE,
+)
+
+
+def asks_for_a_setting(question: str) -> bool:
+    """The whole message asks for the flag or setting that does what the previous answer described."""
+    return bool(_SETTING.match(question))
+
+
 def asks_for_a_remedy(question: str) -> bool:
     """The whole message asks what to do about what the previous answer described."""
     return bool(_REMEDY.match(question))

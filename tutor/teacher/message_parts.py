@@ -29,9 +29,12 @@ _REQUEST = re.compile(
 
 
 # An analogy the learner draws to say what they mean: "like recording a macro in a spreadsheet, ...", "is it like
-# a waiter who ...?", "imagine a factory that ...". Its words are the picture, not the subject asked about.
+# a waiter who ...?", "imagine a factory that ...", "my friend says it's like reading a book a few pages at a time".
+# Its words are the picture, not the subject asked about.
 _ANALOGY = re.compile(
-    r"(?:^|(?<=[.?!])\s+)\W*(?:(?:so\s+)?(?:is\s+(?:it|this|that)\s+|it'?s\s+)?(?:(?:kind|sort)\s+of\s+|a\s+bit\s+|"
+    r"(?:^|(?<=[.?!])\s+)\W*(?:(?:my\s+\w+|some(?:one|body)|people|they|a\s+friend|a\s+colleague)\s+"
+    r"(?:says?|said|told\s+me|tells\s+me|thinks?|reckons?)\s+(?:that\s+)?(?=(?:it'?s\s+|it\s+is\s+)))?"
+    r"(?:(?:so\s+)?(?:is\s+(?:it|this|that)\s+|it'?s\s+|it\s+is\s+)?(?:(?:kind|sort)\s+of\s+|a\s+bit\s+|"
     r"just\s+)?like\s+[^,.;?!]*|(?:imagine|picture)\s+[^.?!]*)",
     re.IGNORECASE,
 )

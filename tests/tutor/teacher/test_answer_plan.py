@@ -77,6 +77,12 @@ def test_a_difference_question_gets_both_sides_when_no_one_explanation_covers_bo
     assert two_things("L2 cache vs HBM on a GPU?") == ("L2 cache", "HBM")
     assert two_things("How is L2 different from shared memory?") == ("L2", "shared memory")
     assert two_things("Why is decode memory-bound?") is None
+    # Where a thing is asked about (a GPU's name or generation) is not part of its name.
+    assert two_things("whats the real difference between registers and shared memory on hopper") == (
+        "registers",
+        "shared memory",
+    )
+    assert two_things("L2 vs HBM on an A100?") == ("L2", "HBM")
     # "them": the two things named before the question refers to them
     assert two_things("Both L2 and shared memory are on chip, so what's the difference between them?") == (
         "L2",
@@ -183,6 +189,9 @@ def test_an_analogy_is_not_what_is_matched(course):
     message = "picture a chef who must walk to a cellar for every ingredient. is that why a kernel waits on HBM?"
     assert without_analogies(message) == ". is that why a kernel waits on HBM?"
     assert without_analogies("picture a chef in a cellar") == "picture a chef in a cellar"  # nothing left to ask
+    # Someone else's picture, reported: "my cousin says it's like ...".
+    told = "so why do people rave about paged attention? my cousin says it's like a hotel giving out rooms by floor"
+    assert without_analogies(told) == "so why do people rave about paged attention?"
     plan = plan_answer(message + " and what makes it faster?", course=course)
     assert plan.kind == "explanation" and plan.cited[0]["section"] == "memory-hierarchy", plan.kind
 
@@ -1459,3 +1468,17 @@ def test_asked_how_to_avoid_what_was_just_explained_the_teacher_quotes_the_fixes
 def test_a_question_in_everyday_words_about_reads_from_scattered_places_gets_the_latency_wall(course):
     plan = plan_answer("why does my kernel crawl when each thread reads from random addresses?", course=course)
     assert plan.kind == "explanation" and "irregular access" in plan.explanation.question
+
+
+def test_asking_for_the_switch_quotes_the_previous_answers_setting(course):
+    """ "is there a flag for that?" after an answer that names the switch: those sentences, not the next explanation
+    that the word "flag" matches (it had got how bf16 stays accurate)."""
+    _, plan = ask_after(
+        "How come an FP32 matmul on an H100 is so much slower than bf16?", "is there a switch to turn that on?", course
+    )
+    text = compose(plan)
+    assert "already says it" in text and "allow_tf32" in text, text
+    assert plan.citations()[0]["section"] == "tensor-cores"
+    # An answer that names no setting in code: the message is matched as before, never an empty quote.
+    _, plan = ask_after("What is a warp?", "is there a flag for that?", course)
+    assert "already says it" not in compose(plan)
