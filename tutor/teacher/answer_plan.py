@@ -381,13 +381,26 @@ def _decide(
         # sentences, not the whole answer again nor the next explanation its pronoun matches. An answer to "How do I
         # reduce launch overhead?" is the remedy whole, and is given again: not its sentences that merely share the
         # verb ("the fixed host-side cost").
-        fixes = remedies_in(earlier) if index.kinds[earlier.pk] != "how" else ""
+        remedy = index.kinds[earlier.pk] in _REMEDY_KINDS
+        fixes = "" if remedy else remedies_in(earlier)
         if fixes and (leading := _as_matched(earlier, course.slug)):
             plan = _with_explanation(plan, leading[0], matches, exclude_card_id)
             plan.already_said, plan.support, plan.quote, plan.uncovered = fixes, None, "", []
             return plan
-        if matches and matches[0].explanation_id == earlier.pk and index.kinds[earlier.pk] == "how":
+        if matches and matches[0].explanation_id == earlier.pk and remedy:
             return _with_explanation(plan, matches[0], matches, exclude_card_id)
+        subject = _sections_of(earlier)
+        doing = [
+            m
+            for m in matches
+            if index.kinds[m.explanation_id] in _REMEDY_KINDS
+            and m.answers
+            and subject & _sections_of(explanations[m.explanation_id])
+        ]
+        if not remedy and doing:
+            # "what can I do about it?" after an answer on why batch-1 decode is slow, which names no fix: an
+            # explanation on that subject that says what to do ("What can I do to make slow decode faster?").
+            matches = [doing[0], *(m for m in matches if m is not doing[0])]
     if follow_up and matches and earlier is not None and matches[0].explanation_id == earlier.pk:
         said = already_said(" ".join(sorted(swapped_terms)) or question, earlier)
         if said and matches[0].answers:
@@ -657,6 +670,9 @@ _SAYS_THE_FIX = re.compile(
     re.IGNORECASE,
 )
 _NEGATED = re.compile(r"\b(?:not|never|rarely)\b|n't\b", re.IGNORECASE)
+
+
+_REMEDY_KINDS = ("how", "remedy")  # explanations that say what to do (explanation_match.question_kind)
 
 
 def remedies_in(previous: Explanation) -> str:

@@ -149,6 +149,18 @@ _KINDS: list[tuple[str, re.Pattern]] = [
         ),
     ),
     (
+        # What to do about something: "what can I do about slow decode?", "how do I avoid bank conflicts?", "how to
+        # speed up decode?". Not how something works.
+        "remedy",
+        re.compile(
+            r"\bwhat\s+(?:can|could|should|do)\s+(?:i|we|you|people)\s+(?:do|try|change)\b"
+            r"|\bhow\s+(?:do|can|could|should|would)\s+(?:i|we|you|one)\s+(?:fix|avoid|prevent|reduce|cut|lower|"
+            r"speed\s+up|get\s+rid\s+of|work\s+around|make\b[^?]{0,30}\b(?:faster|quicker|cheaper))\b"
+            r"|\bhow\s+to\s+(?:fix|avoid|prevent|reduce|speed\s+up)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
         # "how much ...?", and a figure asked for by what something attains: "what does it really reach?"
         "quantity",
         re.compile(
@@ -166,11 +178,14 @@ _COMPATIBLE = {
     "consequence": {"consequence", "why", "cost"},
     "why": {"why", "consequence"},
     "choice": {"choice", "difference"},
+    "remedy": {"remedy", "how"},
+    "how": {"how", "remedy"},
 }
 
 
 def question_kind(question: str) -> str | None:
-    """cost | consequence | choice | difference | diagnose | quantity | when | why | how | definition, or None."""
+    """cost | consequence | choice | difference | diagnose | remedy | quantity | when | why | how | definition, or
+    None."""
     for kind, pattern in _KINDS:
         if pattern.search(question):
             return kind

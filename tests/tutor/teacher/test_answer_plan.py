@@ -129,6 +129,10 @@ def test_a_why_should_i_care_question_gets_consequences_not_a_definition(course)
     assert question_kind("What goes wrong if my tile does not fit?") == "consequence"
     assert question_kind("How much faster is a CUDA graph?") == "quantity"
     assert question_kind("What is a warp?") == "definition"
+    # What to do about something, not how it works.
+    assert question_kind("how can we get rid of bank conflicts in a transpose?") == "remedy"
+    assert question_kind("what should I try to make my decode loop quicker?") == "remedy"
+    assert question_kind("How does a warp shuffle move values between lanes?") == "how"
     assert question_kind("whats the catch") == question_kind("What's the catch?") == "cost"  # typed without "'"
     plan = plan_answer("Nsight says my loads are uncoalesced. Why should I care?", course=course)
     assert plan.kind == "explanation" and not plan.explanation.question.startswith("What is")
@@ -1482,3 +1486,18 @@ def test_asking_for_the_switch_quotes_the_previous_answers_setting(course):
     # An answer that names no setting in code: the message is matched as before, never an empty quote.
     _, plan = ask_after("What is a warp?", "is there a flag for that?", course)
     assert "already says it" not in compose(plan)
+
+
+def test_asking_what_to_do_after_an_answer_that_names_no_fix_gets_an_answer_that_says_what_to_do(course):
+    """ "so what should we do about it?" after an answer on why one-at-a-time generation is slow, which names no fix
+    of its own: the explanation of the levers (batching, fewer bytes, graphs, fusion), not the speed limit again."""
+    _, plan = ask_after(
+        "why does generating text one sequence at a time crawl on an H100?", "so what should we do about it?", course
+    )
+    assert plan.kind == "explanation" and plan.explanation.slug == "ex-levers-for-faster-decode", plan.explanation
+    text = compose(plan)
+    assert "CUDA graph" in text and "FP8" in text
+    # After an answer whose subject has no explanation of what to do, the subject's own answer again, not a remedy
+    # for something else (launch overhead) nor a refusal.
+    _, plan = ask_after("what does locality collapse mean?", "how can we fix that?", course)
+    assert plan.kind == "explanation" and plan.citations()[0]["section"] == "memory-wall", plan.kind
