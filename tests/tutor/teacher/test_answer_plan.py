@@ -1501,3 +1501,11 @@ def test_asking_what_to_do_after_an_answer_that_names_no_fix_gets_an_answer_that
     # for something else (launch overhead) nor a refusal.
     _, plan = ask_after("what does locality collapse mean?", "how can we fix that?", course)
     assert plan.kind == "explanation" and plan.citations()[0]["section"] == "memory-wall", plan.kind
+
+
+def test_the_catch_of_flashattention_is_its_limits_not_whether_it_is_exact(course):
+    """ "any downsides?" after FlashAttention had got "Is FlashAttention an approximation?", the only nearby answer
+    with a yes/no; the course's answer on its limits says decode gains little and the N² work remains."""
+    _, plan = ask_after("what's flash attention?", "are there downsides to it?", course)
+    assert plan.kind == "explanation" and plan.explanation.slug == "ex-flashattention-catches", plan.explanation
+    assert "memory-bound" in compose(plan)
