@@ -365,17 +365,13 @@ def _decide(
     plan = Plan("not_covered", course, question, query=rewritten, hits=hits)
     plan.continues = _sections_of(earlier)
     if told and (leading := _as_matched(earlier, course.slug)):
-        plan = _with_explanation(plan, leading[0], matches, exclude_card_id)
-        plan.already_said, plan.support, plan.quote, plan.uncovered = told, None, "", []
-        return plan
+        return _quoting(plan, leading[0], matches, exclude_card_id, told)
     if follow_up and earlier is not None and intent.asks_for_a_setting(question):
         # "is there a flag for that?" after an answer that names the switch (`allow_tf32 = True`): those sentences,
         # not the next explanation the word "flag" matches.
         found = settings_in(earlier)
         if found and (leading := _as_matched(earlier, course.slug)):
-            plan = _with_explanation(plan, leading[0], matches, exclude_card_id)
-            plan.already_said, plan.support, plan.quote, plan.uncovered = found, None, "", []
-            return plan
+            return _quoting(plan, leading[0], matches, exclude_card_id, found)
     if follow_up and earlier is not None and intent.asks_for_a_remedy(question):
         # "how do I avoid them?" after an answer on why bank conflicts hurt, which names the fixes on the way: those
         # sentences, not the whole answer again nor the next explanation its pronoun matches. An answer to "How do I
@@ -384,9 +380,7 @@ def _decide(
         remedy = index.kinds[earlier.pk] in _REMEDY_KINDS
         fixes = "" if remedy else remedies_in(earlier)
         if fixes and (leading := _as_matched(earlier, course.slug)):
-            plan = _with_explanation(plan, leading[0], matches, exclude_card_id)
-            plan.already_said, plan.support, plan.quote, plan.uncovered = fixes, None, "", []
-            return plan
+            return _quoting(plan, leading[0], matches, exclude_card_id, fixes)
         if matches and matches[0].explanation_id == earlier.pk and remedy:
             return _with_explanation(plan, matches[0], matches, exclude_card_id)
         subject = _sections_of(earlier)
@@ -404,9 +398,7 @@ def _decide(
     if follow_up and matches and earlier is not None and matches[0].explanation_id == earlier.pk:
         said = already_said(" ".join(sorted(swapped_terms)) or question, earlier)
         if said and matches[0].answers:
-            plan = _with_explanation(plan, matches[0], matches, exclude_card_id)
-            plan.already_said, plan.support, plan.quote, plan.uncovered = said, None, "", []
-            return plan
+            return _quoting(plan, matches[0], matches, exclude_card_id, said)
         # Another explanation, unless it is far behind: after "Should I fuse two large matmuls?", a bare "why
         # not?" is still about that answer, not about the next explanation that happens to clear the bar.
         # Nor down to a part of the previous answer's subject: "who actually uses it?" after "What is warp
@@ -682,7 +674,7 @@ def remedies_in(previous: Explanation) -> str:
 
 # Inline code that sets something: a call, an assignment, a flag ("`torch.set_float32_matmul_precision("high")`",
 # "`allow_tf32 = True`", "`TORCH_LOGS=recompiles`", "`--enforce-eager`").
-_SETS_SOMETHING = re.compile(r"`[^`\n]*(?:\(|=|^-)[^`\n]*`|`--?[\w-]+`")
+_SETS_SOMETHING = re.compile(r"`[^`\n]*[(=][^`\n]*`|`--?[\w-]+`")
 
 
 def settings_in(previous: Explanation) -> str:
@@ -822,6 +814,14 @@ def _in_short(plan: Plan, previous: Explanation, exclude_card_id: int | None, as
     plan.explanation, plan.in_short = previous, asked
     plan.continues = _sections_of(previous)
     plan.check_question = check_yourself(previous, exclude_card_id)
+    return plan
+
+
+def _quoting(plan: Plan, previous, matches, exclude_card_id: int | None, sentences: str) -> Plan:
+    """The previous answer (`previous`, its match) given as the sentences of it that answer the follow-up: "The answer
+    above already says it", with no lesson quote and nothing named as uncovered."""
+    plan = _with_explanation(plan, previous, matches, exclude_card_id)
+    plan.already_said, plan.support, plan.quote, plan.uncovered = sentences, None, "", []
     return plan
 
 
