@@ -377,7 +377,7 @@ def _decide(
         # sentences, not the whole answer again nor the next explanation its pronoun matches. An answer to "How do I
         # reduce launch overhead?" is the remedy whole, and is given again: not its sentences that merely share the
         # verb ("the fixed host-side cost").
-        remedy = index.kinds[earlier.pk] in _REMEDY_KINDS
+        remedy = _says_what_to_do(index.kinds[earlier.pk])
         fixes = "" if remedy else remedies_in(earlier)
         if fixes and (leading := _as_matched(earlier, course.slug)):
             return _quoting(plan, leading[0], matches, exclude_card_id, fixes)
@@ -387,7 +387,7 @@ def _decide(
         doing = [
             m
             for m in matches
-            if index.kinds[m.explanation_id] in _REMEDY_KINDS
+            if _says_what_to_do(index.kinds[m.explanation_id])
             and m.answers
             and subject & _sections_of(explanations[m.explanation_id])
         ]
@@ -664,7 +664,9 @@ _SAYS_THE_FIX = re.compile(
 _NEGATED = re.compile(r"\b(?:not|never|rarely)\b|n't\b", re.IGNORECASE)
 
 
-_REMEDY_KINDS = ("how", "remedy")  # explanations that say what to do (explanation_match.question_kind)
+def _says_what_to_do(kind: str | None) -> bool:
+    """An explanation of this kind (explanation_match.question_kind) says what to do: a remedy, or a how-to."""
+    return explanation_match.same_kind("remedy", kind)
 
 
 def remedies_in(previous: Explanation) -> str:
