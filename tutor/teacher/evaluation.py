@@ -67,6 +67,9 @@ half "dev" and half "unvisited" (held out), and was measured before the teacher 
 eval/unsurveyed_questions.yaml, written the same way on 2026-11-30 by another author after "unvisited" had been read,
 with thirty-two follow-ups (seven leave the subject or instruct the teacher) and why-questions, is half "dev" and half
 "unsurveyed" (held out), and was measured before the teacher was changed for it.
+eval/uncharted_questions.yaml, written the same way and day by another author after "unsurveyed" had been read, with
+what-goes-wrong, how-much, difference, when-not-to and short questions and twenty-four follow-ups, is half "dev" and
+half "uncharted" (held out), and was measured before the teacher was changed for it.
 eval/everyday_questions.yaml, written the same way and day by another author, is all "dev": 120 questions in a
 newcomer's words (analogies among them), scenarios and follow-ups, to tune on.
 
@@ -119,6 +122,7 @@ HALF_DEV_FILES = (
     "unexplored",
     "unvisited",
     "unsurveyed",
+    "uncharted",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml"
