@@ -245,6 +245,11 @@ def forms_not_given(question: str, answer: str = "") -> list[str]:
     return labels
 
 
+# A follow-up with this many terms of its own says enough to be declined for them: "why?" cannot, "ok thanks, now
+# write me a poem about my cat" can.
+JUDGED_ALONE = 5
+
+
 def _decide(
     question: str,
     *,
@@ -312,11 +317,16 @@ def _decide(
     as_matched = rewritten if resolved == question or (follow_up and _asks_for_a_course_answer(question)) else None
     if intent.is_instruction_to_the_teacher(question, course.slug, as_matched=as_matched):
         return Plan("declined", course, question)
-    if not follow_up and query is None and intent.is_off_topic(question, course.slug):
-        # "Which graphics card for gaming?": the course's words in their everyday sense.
+    if (not follow_up or own_terms >= JUDGED_ALONE) and query is None and intent.is_off_topic(question, course.slug):
+        # "Which graphics card for gaming?": the course's words in their everyday sense. A follow-up with words enough
+        # of its own is judged on them too ("ok got it. now could you write my sister a birthday poem?").
         other = _other_course(rewritten, course)
         if other is not None:
             return Plan("other_course", course, question, query=rewritten, other_course=other)
+        return Plan("declined", course, question)
+    if follow_up and query is None and _leaves_the_subject(question, own_terms, fixed, counts, course):
+        # "ok got it. btw can you draft a toast for my brother's wedding?": read after the last question, the
+        # message would take its subject; alone it names nothing of the course and asks for no course answer.
         return Plan("declined", course, question)
     hits = retrieve(rewritten, k=5, course=course.slug)
     # (A follow-up is matched with the previous question's words already.)
@@ -491,6 +501,19 @@ def _decide(
             else _names_something_else(question, course)
         )
     return plan
+
+
+def _leaves_the_subject(question: str, own_terms: int, fixed: str, counts: Counter, course: Course) -> bool:
+    """A follow-up that names nothing of the course, is mostly words the course never uses, and asks for nothing a
+    course answer gives (a way to check, a reason, a remedy, another form of the last answer)."""
+    return (
+        own_terms >= 3
+        and not [t for t in course_terms(fixed, counts) if len(t) > 1]
+        and _names_something_else(question, course)
+        and not _asks_for_a_course_answer(question)
+        and not _ASKS_FOR_CODE.search(question)
+        and not intent.asks_another_form(question)
+    )
 
 
 def _asks_for_a_course_answer(question: str) -> bool:

@@ -668,9 +668,22 @@ def is_follow_up(question: str, content_terms: int) -> bool:
         return True
     if content_terms <= 4 and (_FOLLOW_UP_START.match(question) or _PRONOUN.search(question)):
         return True
+    if content_terms <= LONGER_FOLLOW_UP and _CONTINUES_ABOUT_IT.match(question):
+        return True
     return content_terms <= 6 and bool(
         _CONTINUATION.search(question) or (_FOLLOW_UP_START.match(question) and _BARE_COMPARISON.search(question))
     )
+
+
+# "and why does it stop helping once the batch size changes?", "ok and how would I see in a trace that this is what
+# eats the time?": a message that carries on ("and", "ok", "so") about something it only points back to, however
+# many words it adds about it. "this season" points at nothing said before.
+LONGER_FOLLOW_UP = 9
+_CONTINUES_ABOUT_IT = re.compile(
+    r"^\W*(?:(?:and|but|so|ok(?:ay)?|also|then)\b\W*)+(?=.*(?:\b(?:it|its|them|they)\b|\b(?:this|these|those)\b"
+    r"(?=\W*$|\W*[,.;!?]|\s+(?:is|are|was|were|does|do|did|means?|happens?|works?)\b)))",
+    re.IGNORECASE,
+)
 
 
 # "and on an A100?", "compared to an A100?", "what about FP8?", "does that apply to FP8 as well?", "same for the

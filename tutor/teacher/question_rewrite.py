@@ -504,6 +504,29 @@ _PREP = (
     r"|pick|pull)\w*"
 )
 _MECHANISMS = [
+    # A service slower late in the day than in the morning ("slower by the afternoon", "sluggish as the day goes on",
+    # "after a few hours of traffic"): what builds up over hours of serving.
+    (
+        re.compile(
+            r"\b(?:by|towards?|until|till)\s+(?:the\s+)?(?:afternoon|evening|night|end\s+of\s+the\s+day"
+            r"|lunch\w*|midday)\b|\bas\s+the\s+day\s+(?:goes|wears)\s+on\b"
+            r"|\b(?:after|over)\s+(?:a\s+(?:few|couple\s+of)\s+|several\s+|many\s+)?hours\b",
+            re.IGNORECASE,
+        ),
+        "slower over hours",
+    ),
+    # Threads moving as a squad, each doing the same move at the same moment ("little squads that all have to do the
+    # same move at once, like a rowing crew"): a warp, 32 threads issued one instruction together.
+    (
+        re.compile(
+            r"\b(?:threads|workers)\s+in\s+(?:\w+\s+){0,2}?(?:squads|teams|crews|gangs|packs|groups|bunches|troops)\b"
+            r"|\b(?:squads|teams|crews|gangs|packs|bunches|troops)\s+of\s+(?:\w+\s+)?(?:threads|workers)\b"
+            r"|\b(?:same|identical)\s+(?:move|step|instruction|motion|stroke|command)s?\b[^.?!]{0,20}\b(?:at\s+once"
+            r"|at\s+the\s+same\s+(?:time|moment)|together|simultaneously|in\s+sync|in\s+unison)\b",
+            re.IGNORECASE,
+        ),
+        "warp 32 threads one instruction lockstep simt",
+    ),
     # Getting the next thing ready while the current one is worked on ("while my pasta boils I chop the next
     # veggies", "start the next load washing while you fold the last one"): overlap, prefetching the next tile.
     (

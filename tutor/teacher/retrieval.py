@@ -240,6 +240,8 @@ def stem(word: str) -> str:
     if not word.isalpha() or len(word) < 3:
         return word
     w = word
+    if w.endswith("ously") and len(w) > 7:  # contiguously, asynchronously -> contiguous, asynchronous
+        w = w[:-2]
     for suffix in _ATE:
         if w.endswith(suffix) and len(w) - len(suffix) >= 4:
             return w[: -len(suffix)]

@@ -231,6 +231,18 @@ def test_an_analogy_is_not_what_is_matched(course):
         ("do new GPUs have a helper that carries whole blocks of data around so the threads don't have to?", "TMA"),
         # Two copies of one small workspace: double buffering.
         ("why would a fast kernel keep two copies of the same little scratch area?", "double buffering"),
+        # Threads in a crew that all make the same stroke at the same moment: a warp, SIMT.
+        (
+            "do the threads on a gpu work in little teams that all make the same stroke at the same moment, like "
+            "rowers on a boat?",
+            "SIMT",
+        ),
+        # A service that slows as the day wears on, under light load: what builds up over hours of serving.
+        (
+            "our chatbot api is snappy in the morning but sluggish by the end of the day, even with light traffic. "
+            "why?",
+            "hours",
+        ),
         # The same picture cut out as an analogy still names the mechanism.
         (
             "picture a clerk who has to look up every file's drawer in an index before walking over to it. is "
@@ -1347,6 +1359,19 @@ def test_leaving_the_subject_mid_conversation_is_read_as_a_new_question_and_decl
     # subjects the course lacks, as if the message were about GPUs.
     _, plan = ask_after("What is a warp?", follow_up, course)
     assert plan.kind == "declined" and not plan.cited, follow_up
+
+
+@pytest.mark.parametrize(
+    "follow_up",
+    [
+        # Read after the last question it took that question's subject: nothing marks the change of subject.
+        "ok makes sense. btw can you draft a toast for my brother's wedding?",
+        "and could you now write my sister a birthday poem?",
+    ],
+)
+def test_a_follow_up_that_quietly_changes_the_subject_is_declined(course, follow_up):
+    _, plan = ask_after("Why is decode memory-bound?", follow_up, course)
+    assert plan.kind == "declined" and not plan.cited, plan.kind
 
 
 def test_a_new_course_question_after_leaving_the_subject_is_answered_on_its_own(course):

@@ -203,6 +203,10 @@ def test_a_question_on_training_a_model_is_declined_the_course_is_about_inferenc
         ("how would I spot it?", 2, True),
         ("how do I check the L2 hit rate in nsight compute?", 6, False),  # it says what it checks
         ("How do I know if my kernel is memory-bound?", 4, False),
+        # Carrying on about what it only points back to, however much it adds about it.
+        ("and why does it stop helping once the batch size changes from one request to the next?", 9, True),
+        ("ok and how would I see in an nsys trace that this is what is eating most of my step time?", 8, True),
+        ("ok, who do you think wins the champions league this season?", 6, False),  # "this season" points nowhere
     ],
 )
 def test_a_continuation_or_a_bare_comparison_is_a_follow_up(message, terms, expected):

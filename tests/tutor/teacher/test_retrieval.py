@@ -53,6 +53,7 @@ def test_split_markdown_keeps_headings_and_ignores_fenced_hashes():
         ("a 8192³ matmul at 1,979 TFLOPS", {"8192³", "1979", "matmul"}),
         ("tiles tiled tiling", {"til"}),
         ("FlashAttention and PyTorch", {"flashattent", "flash", "attent", "pytorch", "torch"}),
+        ("stored contiguously, copied asynchronously", {"contiguous", "asynchronous"}),  # adverbs meet adjectives
     ],
 )
 def test_tokenizer_keeps_technical_tokens(text, expected):
