@@ -240,6 +240,16 @@ EVERYDAY = {
     "chatting with each other": "communication all-reduce multi-gpu",
     "chat with each other": "communication all-reduce multi-gpu",
     "multi-card": "multi-gpu",
+    # Chat shorthand for the course's words.
+    "attn": "attention",
+    "mem": "memory",
+    "smem": "shared memory",
+    "gmem": "global memory hbm",
+    "bw": "bandwidth",
+    "seq len": "sequence length",
+    "seqlen": "sequence length",
+    "ctx": "context",
+    "regs": "registers",
     # A service that slows down through the day, and one that is slow only now and then.
     "by the evening": "slower over hours",
     "by evening": "slower over hours",

@@ -354,6 +354,13 @@ def test_names_in_the_question_the_course_lacks_are_named_and_contractions_and_t
     assert fix_typos("is tma faster? the dose matters", words) == "is tma faster? the dose matters"
 
 
+def test_chat_shorthand_is_read_as_the_course_words_it_stands_for():
+    from tutor.teacher.question_rewrite import add_course_terms
+
+    expanded = add_course_terms("why does attn need so much smem at long seq len?")
+    assert all(term in expanded for term in ("attention", "shared memory", "sequence length")), expanded
+
+
 def test_a_name_that_only_shares_a_course_words_letters_is_named_not_corrected(course):
     # "postgres" holds the letters of the course's "progress" in nearly the same order, but is four edits from it:
     # the question is another subject's, not a slip, and gets no kernel explanation of indices.
