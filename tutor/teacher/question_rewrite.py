@@ -240,6 +240,11 @@ EVERYDAY = {
     "chatting with each other": "communication all-reduce multi-gpu",
     "chat with each other": "communication all-reduce multi-gpu",
     "multi-card": "multi-gpu",
+    # Rates and sizes spelt out.
+    "terabytes per second": "tb/s bandwidth",
+    "terabytes a second": "tb/s bandwidth",
+    "gigabytes per second": "gb/s bandwidth",
+    "gigabytes a second": "gb/s bandwidth",
     # Chat shorthand for the course's words.
     "attn": "attention",
     "mem": "memory",
@@ -514,6 +519,16 @@ _PREP = (
     r"|pick|pull)\w*"
 )
 _MECHANISMS = [
+    # Taking in the message quickly but writing the reply slowly ("reads my whole paste almost instantly but writes
+    # back slowly"): prefill against decode.
+    (
+        re.compile(
+            r"^(?=.*\b(?:fast|faster|quick\w*|instant\w*|slow\w*)\b)(?:.*\bread(?:s|ing)?\b.*\b(?:writ(?:e|es|ing)|typ(?:e|es|ing)"
+            r"|repl(?:y|ies|ying))\b|.*\b(?:writ(?:e|es|ing)|typ(?:e|es|ing)|repl(?:y|ies|ying))\b.*\bread(?:s|ing)?\b)",
+            re.IGNORECASE | re.DOTALL,
+        ),
+        "prefill decode compute-bound memory-bound",
+    ),
     # A service slower late in the day than in the morning ("slower by the afternoon", "sluggish as the day goes on",
     # "after a few hours of traffic"): what builds up over hours of serving.
     (

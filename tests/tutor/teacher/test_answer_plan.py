@@ -237,6 +237,12 @@ def test_an_analogy_is_not_what_is_matched(course):
             "rowers on a boat?",
             "SIMT",
         ),
+        # Reading the message fast but typing the reply slowly: prefill against decode.
+        (
+            "my assistant reads a long pasted document in a blink, then types its reply slowly. why is one so much "
+            "quicker than the other?",
+            "prefill",
+        ),
         # A service that slows as the day wears on, under light load: what builds up over hours of serving.
         (
             "our chatbot api is snappy in the morning but sluggish by the end of the day, even with light traffic. "
@@ -354,11 +360,12 @@ def test_names_in_the_question_the_course_lacks_are_named_and_contractions_and_t
     assert fix_typos("is tma faster? the dose matters", words) == "is tma faster? the dose matters"
 
 
-def test_chat_shorthand_is_read_as_the_course_words_it_stands_for():
+def test_chat_shorthand_and_rates_spelt_out_are_read_as_the_course_words_they_stand_for():
     from tutor.teacher.question_rewrite import add_course_terms
 
     expanded = add_course_terms("why does attn need so much smem at long seq len?")
     assert all(term in expanded for term in ("attention", "shared memory", "sequence length")), expanded
+    assert "tb/s" in add_course_terms("it's sold as 3 terabytes per second, so why call it slow?")
 
 
 def test_a_name_that_only_shares_a_course_words_letters_is_named_not_corrected(course):
