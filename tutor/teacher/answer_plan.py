@@ -332,6 +332,14 @@ def _decide(
     # (A follow-up is matched with the previous question's words already.)
     subject = _sections_of(earlier) if not follow_up and query is None else frozenset()
     matches = lesson_vote(explanation_match.match(rewritten, course.slug, k=8), hits, course.slug, subject)
+    if pictured and not follow_up and query is None and not (matches and matches[0].answers):
+        # "while my pasta boils I chop the next veggies. is there a GPU version of that for loading tiles?": the story
+        # outweighs the question; what it asks, with the mechanism the story pictures, is matched instead.
+        told, asked = question_parts(corrected)
+        if told and asked:
+            found = explanation_match.match(rewrite(" ".join([*asked, *pictured]), words), course.slug, k=8)
+            if found and found[0].answers:
+                matches = lesson_vote(found, hits, course.slug, subject)
     if follow_up and own_terms and not swapped:
         new_part = _with_subject(corrected, previous, earlier, course.slug)
         matches = _favour_the_new_part(

@@ -237,6 +237,13 @@ def test_an_analogy_is_not_what_is_matched(course):
             "rowers on a boat?",
             "SIMT",
         ),
+        # A long story before a short question: the question, with what the story pictures, is what is matched.
+        (
+            "Our corner post office has 32 windows and each parcel goes to a window decided by its tracking number. "
+            "Today everyone in the queue happened to bring parcels for the same window, so the other windows stood "
+            "empty and people waited ages. Is there a GPU version of that?",
+            "bank conflict",
+        ),
         # Reading the message fast but typing the reply slowly: prefill against decode.
         (
             "my assistant reads a long pasted document in a blink, then types its reply slowly. why is one so much "
