@@ -506,10 +506,12 @@ _DIVERGENT_BRANCH = re.compile(
     r"|\b(?:threadidx(?:\.[xyz])?|lane|tid)\s*%\s*(?!32\b)\d+.{0,60}?\b(?:if|branch\w*|else)\b",
     re.IGNORECASE | re.DOTALL,
 )
-# Several steps made into one ("combining a few small steps into one", "merge these ops into a single one"): fusion.
+# Several steps made into one ("combining a few small steps into one", "merge these ops into a single one"), or the
+# programs made so ("these combined speedy programs"): fusion.
 _INTO_ONE = re.compile(
     r"\b(?:combin|merg|glu|squash|squeez|join)\w*\s+(?:[\w-]+\s+){0,4}?(?:steps?|operations?|ops|jobs|stages?)\s+"
-    r"(?:[\w-]+\s+){0,2}?into\s+(?:one|a\s+single)\b",
+    r"(?:[\w-]+\s+){0,2}?into\s+(?:one|a\s+single)\b"
+    r"|\b(?:combined|merged|glued|squashed)\s+(?:[\w-]+\s+){0,2}?(?:programs?|steps?|operations?|ops|jobs|routines?)\b",
     re.IGNORECASE,
 )
 # How a newcomer's picture of a mechanism reads, whatever the picture (a kitchen, a warehouse, a post office), and

@@ -244,6 +244,8 @@ def test_an_analogy_is_not_what_is_matched(course):
             "empty and people waited ages. Is there a GPU version of that?",
             "bank conflict",
         ),
+        # Programs merged into one, in a newcomer's words: fused kernels.
+        ("does anyone hand-write those merged routines, or does some tool produce them for you?", "fused kernels"),
         # Reading the message fast but typing the reply slowly: prefill against decode.
         (
             "my assistant reads a long pasted document in a blink, then types its reply slowly. why is one so much "
