@@ -599,11 +599,11 @@ _MECHANISMS = [
         "launch overhead launch-bound cpu host gaps gpu idle",
     ),
     # Taking the half-done work away to storage between steps and fetching it back ("putting everything back in the
-    # fridge in between", "ships everything to a warehouse, then step B fetches it back"): an intermediate's HBM
-    # round trip, what fusion removes.
+    # fridge in between", "ships everything to a warehouse, then step B fetches it back", "every op is a trip to the
+    # fridge"): an intermediate's HBM round trip, what fusion removes.
     (
         re.compile(
-            r"\b(?:back\s+(?:in|into|on|to)|(?:ship|send|haul|driv|carr|tak)\w*\s+(?:[\w'-]+\s+){0,3}?to)\s+"
+            r"\b(?:back\s+(?:in|into|on|to)|trips?\s+to|(?:ship|send|haul|driv|carr|tak)\w*\s+(?:[\w'-]+\s+){0,3}?to)\s+"
             r"(?:the\s+|a\s+)?(?:fridge|freezer|warehouse|storage|storeroom|cupboard|pantry|cellar|basement|depot)\b",
             re.IGNORECASE,
         ),

@@ -244,6 +244,8 @@ def test_an_analogy_is_not_what_is_matched(course):
             "empty and people waited ages. Is there a GPU version of that?",
             "bank conflict",
         ),
+        # Each step a trip to the storeroom: the intermediate's round trip through HBM.
+        ("so each layer of the model is like a separate trip to the pantry and back?", "HBM"),
         # Programs merged into one, in a newcomer's words: fused kernels.
         ("does anyone hand-write those merged routines, or does some tool produce them for you?", "fused kernels"),
         # Reading the message fast but typing the reply slowly: prefill against decode.
