@@ -245,6 +245,9 @@ EVERYDAY = {
     "terabytes a second": "tb/s bandwidth",
     "gigabytes per second": "gb/s bandwidth",
     "gigabytes a second": "gb/s bandwidth",
+    # The generation before Hopper, named by the one after it ("older cards" is older than whatever was said last).
+    "before hopper": "ampere a100",
+    "pre-hopper": "ampere a100",
     # Chat shorthand for the course's words.
     "attn": "attention",
     "mem": "memory",

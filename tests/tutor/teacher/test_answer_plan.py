@@ -371,6 +371,15 @@ def test_names_in_the_question_the_course_lacks_are_named_and_contractions_and_t
     assert fix_typos("is tma faster? the dose matters", words) == "is tma faster? the dose matters"
 
 
+def test_the_generation_before_hopper_is_read_as_ampere(course):
+    _, plan = ask_after(
+        "What does warp specialization look like on Hopper?",
+        "ok and on pre-hopper cards, what did fast GEMMs use for their loads?",
+        course,
+    )
+    assert plan.kind == "explanation" and "A100" in plan.explanation.question, plan.explanation
+
+
 def test_chat_shorthand_and_rates_spelt_out_are_read_as_the_course_words_they_stand_for():
     from tutor.teacher.question_rewrite import add_course_terms
 
