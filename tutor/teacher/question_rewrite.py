@@ -249,6 +249,8 @@ EVERYDAY = {
     "before hopper": "ampere a100",
     "pre-hopper": "ampere a100",
     # Chat shorthand for the course's words.
+    "thruput": "throughput",
+    "thru": "through",
     "attn": "attention",
     "mem": "memory",
     "smem": "shared memory",

@@ -388,6 +388,11 @@ def test_chat_shorthand_and_rates_spelt_out_are_read_as_the_course_words_they_st
     assert "tb/s" in add_course_terms("it's sold as 3 terabytes per second, so why call it slow?")
 
 
+def test_informal_spellings_are_not_named_as_subjects_the_course_lacks(course):
+    plan = plan_answer("why is the dram thruput of my gather kernel so low when it's still slow?", course=course)
+    assert plan.kind == "explanation" and not plan.uncovered, plan.uncovered
+
+
 def test_a_name_that_only_shares_a_course_words_letters_is_named_not_corrected(course):
     # "postgres" holds the letters of the course's "progress" in nearly the same order, but is four edits from it:
     # the question is another subject's, not a slip, and gets no kernel explanation of indices.
