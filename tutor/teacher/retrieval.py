@@ -227,9 +227,9 @@ _PART = re.compile(r"[a-z0-9µ²³ᵀ]+")
 _RAW_PART = re.compile(r"[A-Za-z0-9µ²³ᵀ]+")
 _HAS_ALPHA = re.compile(r"[a-zµ]")
 
-# Light suffix folding (not a full stemmer): plurals, -ing/-ed/-ion, the -ate family, then
-# a final "e", so tile/tiles/tiled/tiling, cache/caching, fuse/fused/fusion and
-# approximate/approximation/approximated meet.
+# Light suffix folding (not a full stemmer): -ously adverbs, plurals, -ing/-ed/-ion, the -ate
+# family, then a final "e", so tile/tiles/tiled/tiling, cache/caching, fuse/fused/fusion,
+# contiguous/contiguously and approximate/approximation/approximated meet.
 _PLURAL_US = frozenset({"gpus", "cpus", "tpus", "npus"})
 _ATE = ("ations", "ation", "ators", "ator", "ating", "ated", "ates", "ate")  # keep >= 4 letters
 _SUFFIXES = ("ings", "ing", "ions", "ion", "ed")  # keep >= 3 letters
