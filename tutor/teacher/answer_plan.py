@@ -287,7 +287,7 @@ def _decide(
     )
     fixed = fix_typos(corrected, words)
     if earlier is not None and query is None and (again := intent.asks_again(question)):
-        if not [t for t in course_terms(fixed, counts) if len(t) > 1 and t != "course"]:  # "I'm": not "m"
+        if not [t for t in _named_course_terms(fixed, counts) if t != "course"]:
             # "ok but in plain words?" asks for the same answer, not for the next explanation its words match; "where
             # does the course say that?", for it with where it comes from.
             plan = Plan("explanation", course, question, query=earlier.question)
@@ -335,8 +335,8 @@ def _decide(
     if pictured and not follow_up and query is None and not (matches and matches[0].answers):
         # "while my pasta boils I chop the next veggies. is there a GPU version of that for loading tiles?": the story
         # outweighs the question; what it asks, with the mechanism the story pictures, is matched instead.
-        told, asked = question_parts(corrected)
-        if told and asked:
+        story, asked = question_parts(corrected)
+        if story and asked:
             found = explanation_match.match(rewrite(" ".join([*asked, *pictured]), words), course.slug, k=8)
             if found and found[0].answers:
                 matches = lesson_vote(found, hits, course.slug, subject)
@@ -511,12 +511,17 @@ def _decide(
     return plan
 
 
+def _named_course_terms(text: str, counts: Counter) -> list[str]:
+    """The course's terms that the text names, without the one-letter stems of contractions ("I'm": not "m")."""
+    return [t for t in course_terms(text, counts) if len(t) > 1]
+
+
 def _leaves_the_subject(question: str, own_terms: int, fixed: str, counts: Counter, course: Course) -> bool:
     """A follow-up that names nothing of the course, is mostly words the course never uses, and asks for nothing a
     course answer gives (a way to check, a reason, a remedy, another form of the last answer)."""
     return (
         own_terms >= 3
-        and not [t for t in course_terms(fixed, counts) if len(t) > 1]
+        and not _named_course_terms(fixed, counts)
         and _names_something_else(question, course)
         and not _asks_for_a_course_answer(question)
         and not _ASKS_FOR_CODE.search(question)
@@ -1076,7 +1081,7 @@ def _covered_part(question: str, names: list[str], counts: Counter, words: froze
         # of its own: "How does AMD's interconnect work and why does tensor parallelism stay inside one NVLink node?"
         after_uncovered = False
         for part in parts or ():
-            own = [t for t in course_terms(part, counts) if len(t) > 1 and t not in named]
+            own = [t for t in _named_course_terms(part, counts) if t not in named]
             after_uncovered = (after_uncovered and len(own) < OWN_SUBJECT_TERMS) or bool(named & set(tokenize(part)))
             (about_uncovered if after_uncovered else covered).append(part)
     if not covered or len(covered) == len(asked):
