@@ -70,6 +70,9 @@ with thirty-two follow-ups (seven leave the subject or instruct the teacher) and
 eval/uncharted_questions.yaml, written the same way and day by another author after "unsurveyed" had been read, with
 what-goes-wrong, how-much, difference, when-not-to and short questions and twenty-four follow-ups, is half "dev" and
 half "uncharted" (held out), and was measured before the teacher was changed for it.
+eval/unmapped_questions.yaml, written the same way and day by another author after "uncharted" had been read, with
+how-to, why, scenario and comparison questions and twenty-two follow-ups, is half "dev" and half "unmapped" (held out),
+and was measured before the teacher was changed for it.
 eval/everyday_questions.yaml, written the same way and day by another author, is all "dev": 120 questions in a
 newcomer's words (analogies among them), scenarios and follow-ups, to tune on.
 
@@ -123,6 +126,7 @@ HALF_DEV_FILES = (
     "unvisited",
     "unsurveyed",
     "uncharted",
+    "unmapped",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml"
