@@ -74,7 +74,9 @@ eval/unmapped_questions.yaml, written the same way and day by another author aft
 how-to, why, scenario and comparison questions and twenty-two follow-ups, is half "dev" and half "unmapped" (held out),
 and was measured before the teacher was changed for it.
 eval/everyday_questions.yaml, written the same way and day by another author, is all "dev": 120 questions in a
-newcomer's words (analogies among them), scenarios and follow-ups, to tune on.
+newcomer's words (analogies among them), scenarios and follow-ups, to tune on. eval/drill_questions.yaml, written on
+2026-11-30 by two more authors from the sections alone, is all "dev" too: ten questions per section (follow-ups,
+everyday wording, scenarios), to find answers that leave out what their question needs.
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -130,7 +132,7 @@ HALF_DEV_FILES = (
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml"
-    for name in ("learner", "dev", "holdout", "boundary", "everyday", *HALF_DEV_FILES)
+    for name in ("learner", "dev", "holdout", "boundary", "everyday", "drill", *HALF_DEV_FILES)
 )
 SPLITS = ("tune", "dev", "test", "fresh", "holdout", *HALF_DEV_FILES)
 
