@@ -310,6 +310,12 @@ def _bases(word: str) -> list[str]:
         ("est", "e"),
         ("ier", "y"),
         ("iest", "y"),
+        ("ful", ""),
+        ("fully", ""),
+        ("less", ""),
+        ("ness", ""),
+        ("ly", ""),
+        ("ily", "y"),
     ):
         stem = word[: -len(suffix)]
         if word.endswith(suffix) and len(stem) >= 3:

@@ -706,6 +706,7 @@ NEWER_EVERYDAY_WORDS = [
     *("app", "apps", "smartphone", "smartphones", "wifi", "hw", "sw", "pls", "thx", "btw", "idk"),
     *("plz", "btwn", "meh", "ok", "dev", "devs", "mem", "ml", "gotcha", "gotchas"),
     *("tbh", "imo", "imho", "afaik", "iirc", "fwiw", "ngl", "nvm", "lol", "eli5", "cuz", "smth", "sth", "ppl", "rn"),
+    *("wtf", "omg", "smh", "lmao", "bruh", "noob", "noobs", "n00b", "newb", "newbie", "newbies"),
     *("pseudocode", "snippet", "snippets"),  # the form of an answer, not a subject
 ]
 

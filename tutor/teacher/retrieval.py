@@ -263,9 +263,13 @@ def stem(word: str) -> str:
     return w
 
 
+_TIMES = re.compile(r"(?<!\b0)(?<=\d)[xX](?=\d)")  # not the 0x of a hex number
+
+
 def _norm(text: str) -> str:
     text = unicodedata.normalize("NFC", text or "")
     text = text.replace("μ", "µ")  # Greek mu to micro sign
+    text = _TIMES.sub("×", text)  # 16x8x16 -> 16×8×16: a shape typed with the letter x, read as the course writes it
     return _THOUSANDS.sub("", text)  # 1,979 -> 1979
 
 

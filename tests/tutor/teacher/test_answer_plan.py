@@ -177,6 +177,10 @@ def test_everyday_words_typos_and_sizes_are_not_named_as_subjects_the_course_lac
         "so a cuda graph is basically like recording a macro in a spreadsheet once and pressing play?",  # likened
         "explain kernel fusion like im five",  # a contraction typed without its apostrophe
         "i didnt see any speedup tbh, ive tried everything",
+        "newbie here, my kernel got slower after fusing, wtf",  # chat slang
+        "sorry for the noob question, is padding a matrix pointless?",
+        "copying the tile twice seems so wasteful",  # an English word made from a common one ("waste")
+        "a mostly harmless warning about the cache",
     ):
         assert unknown_words(everyday, course) == [], everyday
     # Shorthand in capitals and a prefixed unit are not names either; a product the course never mentions is.

@@ -67,6 +67,11 @@ def test_tokenizer_drops_stopwords_and_folds_plurals():
     assert r.tokenize("approximate") == r.tokenize("approximation")
 
 
+def test_tokenizer_reads_a_shape_typed_with_the_letter_x_as_the_course_writes_it():
+    assert r.tokenize("a 16x8x16 tile of 4096X4096") == r.tokenize("a 16×8×16 tile of 4096×4096")
+    assert r.tokenize("0x1f00 and 2x faster") == ["0x1f00", "2x", "faster"]  # a hex number, a speedup
+
+
 def test_retrieval_module_does_not_import_torch():
     """The web process imports retrieval: it must stay torch-free, even when it ranks."""
     code = textwrap.dedent("""
