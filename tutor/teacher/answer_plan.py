@@ -51,6 +51,7 @@ PASSAGE_COVERAGE = 0.35  # a passage covering this share of the question's weigh
 # is answered from an explanation only on a clearly strong match: a middling one is usually the course's
 # namesake of a different thing. Tuned on the tune and dev splits (their partial questions score >= 0.51).
 UNCOVERED_ANSWER = 0.47
+SAID_GAP = 0.1
 FRESH_GAP = 0.3  # a follow-up moves on from the previous answer only to an explanation this close to it
 ELSEWHERE_SHARE = 0.35  # see _about_something_else
 ELSEWHERE_LEAD = -0.1
@@ -349,6 +350,7 @@ def _decide(
             course.slug,
             whole=new_part != corrected,
             answered=earlier.pk if earlier is not None else None,
+            said=earlier is not None and bool(already_said(question, earlier)),
         )
     # "does that apply to FP8 as well?" after an answer that already says what FP8 needs ("8 bf16 values or 16
     # FP8 values"): that answer leads, and what it says of FP8 is quoted below.
@@ -617,7 +619,7 @@ _QUANTITY_WORDS = frozenset(
 _HOW_MUCH_WORDS = frozenset(
     tokenize(
         "numbers figures overall practice measure measured save saves saving reach reaches hit achieve attain "
-        "difference gap"
+        "difference gap have has get gets got hold holds sit sits"
     )
 )
 # Words a follow-up leans on that no answer's sentence needs to hold ("why not make them way bigger then?").
@@ -826,7 +828,14 @@ _SUBJECT_PRONOUN = re.compile(r"(?<!which )(?<!each )(?<!the )(?<!any )\b(?:it|o
 
 
 def _favour_the_new_part(
-    matches, new_part: str, previous: str, course_slug: str, *, whole: bool = False, answered: int | None = None
+    matches,
+    new_part: str,
+    previous: str,
+    course_slug: str,
+    *,
+    whole: bool = False,
+    answered: int | None = None,
+    said: bool = False,
 ):
     """A follow-up is matched with its previous question for the topic; among those matches, rank first
     the ones that also answer what the follow-up adds ("how much faster?", "what about decode?"), and stay
@@ -838,7 +847,10 @@ def _favour_the_new_part(
     # Only a new part that the course answers on its own ("decode") reaches past the joint top four;
     # "is that always true?" alone matches nothing in particular.
     pool = matches if found and found[0].answers else matches[:4]
-    if whole and found and found[0].answers and found[0].explanation_id != answered:
+    # `said`: the previous answer already holds what the follow-up asks ("how much of it is there per SM?" after "What
+    # is shared memory?"); matched about as well as the best alone, it is not left for a namesake.
+    kept = said and alone.get(answered, 0.0) >= found[0].score - SAID_GAP if found else False
+    if whole and found and found[0].answers and found[0].explanation_id != answered and not kept:
         # With its subject read in (`whole`), the follow-up is a question of its own: the previous question has
         # given what it had to give, and counting it again would only pull the answer back to the previous one.
         # Unless the previous answer (`answered`) is its best match: then the rules for that case apply.

@@ -658,6 +658,15 @@ def test_a_follow_up_the_previous_answer_already_answers_gets_those_sentences_no
     assert [c["section"] for c in plan.citations()] == [earlier.citations()[0]["section"]]
 
 
+def test_a_figure_the_previous_answer_already_gave_is_quoted_from_it_not_from_a_namesake(course):
+    # "how much of it does each SM have?" alone matches other shared-memory explanations about as well (registers,
+    # pipeline stages); the answer just given states the size per SM, so those sentences are quoted.
+    for follow_up in ("how much of it does each SM have?", "and how much of it sits on one SM?"):
+        earlier, plan = ask_after("What is shared memory on a GPU?", follow_up, course)
+        assert plan.explanation.pk == earlier.explanation.pk and plan.already_said, follow_up
+        assert "228 KB" in plan.already_said
+
+
 def test_a_follow_up_to_a_follow_up_keeps_the_subject_named_before_both(course):
     # "what can I do about it?" leans on "how would I check that?", which names no subject either: the subject is
     # the first question's, not nothing (declined, as if the learner had asked about something else).
