@@ -696,7 +696,9 @@ def ways_to_tell_in(previous: Explanation) -> str:
 # make branch conditions uniform ..."); not one that says what does not fix it ("fusion does not cure host overhead").
 _SAYS_THE_FIX = re.compile(
     r"\b(?:the|typical|usual|common|cheap|simple|standard)\s+(?:fix(?:es)?|remed(?:y|ies)|cures?|workarounds?)\b"
-    r"|(?:^|\*\*)(?:fix(?:es)?|remed(?:y|ies)|cures?)\s*:|\bfix\s+(?:the|it|this|that)\b|\bto\s+(?:avoid|prevent)\s+(?:it|this|that|them)\b",
+    r"|(?:^|\*\*)(?:fix(?:es)?|remed(?:y|ies)|cures?)\s*:|\bfix\s+(?:the|it|this|that)\b|\bto\s+(?:avoid|prevent)\s+(?:it|this|that|them)\b"
+    # "Engines prevent it by reserving one fixed KV pool at startup"
+    r"|\b(?:prevents?|avoids?|fix(?:es)?|cures?|solves?)\s+(?:it|this|that|them)\s+(?:by|with)\b",
     re.IGNORECASE,
 )
 _NEGATED = re.compile(r"\b(?:not|never|rarely)\b|n't\b", re.IGNORECASE)
@@ -709,7 +711,11 @@ def _says_what_to_do(kind: str | None) -> bool:
 
 def remedies_in(previous: Explanation) -> str:
     """The sentences of the previous answer that say what fixes what it describes, in order; "" when it has none."""
-    return " ".join(s for s in _sentences(previous) if _SAYS_THE_FIX.search(s) and not _NEGATED.search(s))
+    # A fix denied ("Fusion does not fix it") is no remedy; a negation after it ("... memory that never moves") is
+    # part of the remedy.
+    return " ".join(
+        s for s in _sentences(previous) if (fix := _SAYS_THE_FIX.search(s)) and not _NEGATED.search(s[: fix.end()])
+    )
 
 
 # Inline code that sets something: a call, an assignment, a flag ("`torch.set_float32_matmul_precision("high")`",

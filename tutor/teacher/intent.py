@@ -626,8 +626,9 @@ _REMEDY = re.compile(
     r"(?:do|change|try|use|fix|tune|look\s+at)(?:\s+(?:instead|then|about\s+(?:it|that|this)|first|differently|next|"
     r"here|now))*\W*$"
     # "how do I avoid them?", "so how would we fix that?": the same request, about what was just described.
-    r"|" + _CARRYING_ON + r"how\s+(?:do|can|would|should|could)\s+(?:you|i|we|one)\s+"
-    r"(?:fix|avoid|prevent|solve|get\s+(?:rid\s+of|around)|deal\s+with|work\s+around)\s+(?:it|that|this|them|those|these)\W*$",
+    r"|" + _CARRYING_ON + r"how\s+(?:do|can|would|should|could)\s+(?:you|i|we|one|people|engines|servers|teams|they)\s+"
+    r"(?:fix|avoid|prevent|solve|get\s+(?:rid\s+of|around)|deal\s+with|work\s+around|guard\s+against|"
+    r"protect\s+against|mitigate|counter|stop)\s+(?:it|that|this|them|those|these)\W*$",
     re.IGNORECASE,
 )
 

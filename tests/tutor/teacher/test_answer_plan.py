@@ -1546,6 +1546,17 @@ def test_asked_how_to_avoid_what_was_just_explained_the_teacher_quotes_the_fixes
     assert plan.explanation == earlier.explanation and not plan.already_said
 
 
+def test_asked_how_others_guard_against_what_was_just_explained_the_teacher_quotes_the_fix_it_named(course):
+    # Asked of engines rather than of the learner, and in other verbs; the fix sentence goes on with a "never" that
+    # belongs to the remedy ("memory that never moves"), not a fix denied.
+    earlier, plan = ask_after(
+        "our inference server's throughput sags after a day of traffic, why?",
+        "so how do engines protect against it?",
+        course,
+    )
+    assert plan.explanation == earlier.explanation and "fixed KV pool" in plan.already_said
+
+
 def test_a_question_in_everyday_words_about_reads_from_scattered_places_gets_the_latency_wall(course):
     plan = plan_answer("why does my kernel crawl when each thread reads from random addresses?", course=course)
     assert plan.kind == "explanation" and "irregular access" in plan.explanation.question
