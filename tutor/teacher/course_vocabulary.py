@@ -291,8 +291,8 @@ def _unit_with_prefix(word: str) -> str:
 
 def _bases(word: str) -> list[str]:
     """The forms an English inflection or prefix may come from: "replies" -> "reply", "stalls" -> "stall",
-    "leaner" -> "lean", "zipping" -> "zip", "underused" -> "used", "microbenchmark" -> "benchmark", "petaflop" and
-    "PFLOP" -> "flop"."""
+    "leaner" -> "lean", "zipping" -> "zip", "wasteful" -> "waste", "underused" -> "used", "microbenchmark" ->
+    "benchmark", "petaflop" and "PFLOP" -> "flop"."""
     unit = _unit_with_prefix(word)
     out = [unit] if unit else []
     word = word.lower()
