@@ -73,6 +73,10 @@ half "uncharted" (held out), and was measured before the teacher was changed for
 eval/unmapped_questions.yaml, written the same way and day by another author after "uncharted" had been read, with
 how-to, why, scenario and comparison questions and twenty-two follow-ups, is half "dev" and half "unmapped" (held out),
 and was measured before the teacher was changed for it.
+eval/unlisted_questions.yaml, written the same way on 2026-11-30 by another author after "unmapped" had been read, with
+twenty-two follow-ups (five leave the subject or instruct the teacher), scenario, comparison, misconception, everyday,
+what-goes-wrong and how-much questions, is half "dev" and half "unlisted" (held out), and was measured before the
+teacher was changed for it.
 eval/everyday_questions.yaml, written the same way and day by another author, is all "dev": 120 questions in a
 newcomer's words (analogies among them), scenarios and follow-ups, to tune on. eval/drill_questions.yaml, written on
 2026-11-30 by two more authors from the sections alone, is all "dev" too: ten questions per section (follow-ups,
@@ -129,6 +133,7 @@ HALF_DEV_FILES = (
     "unsurveyed",
     "uncharted",
     "unmapped",
+    "unlisted",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml"

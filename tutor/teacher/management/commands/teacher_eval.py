@@ -28,9 +28,9 @@ class Command(BaseCommand):
                 "'closing', 'final', 'blind', 'sealed', 'unseen', 'novel', 'probe', 'untried', 'unasked', "
                 "'unheard', 'untold', 'unposed', 'unprompted', 'unspoken', 'unsaid', 'unvoiced', "
                 "'unbidden', 'unstated', 'unmentioned', 'unqueried', 'unsought', 'unraised', 'unwritten', "
-                "'unaired', 'unbroached', 'unheeded', 'unexplored', 'unvisited', 'unsurveyed', 'uncharted' and "
-                "'unmapped' (each written before the teacher was asked them) are held out and only reported on; "
-                "'unmapped' is the newest; 'all' "
+                "'unaired', 'unbroached', 'unheeded', 'unexplored', 'unvisited', 'unsurveyed', 'uncharted', "
+                "'unmapped' and 'unlisted' (each written before the teacher was asked them) are held out and only "
+                "reported on; 'unlisted' is the newest; 'all' "
                 "runs every question"
             ),
         )
