@@ -738,7 +738,10 @@ def _ways_to_tell_first(matches: list, previous: Explanation, course_slug: str) 
     """ "how would I spot it in a profiler?" after "What is locality collapse?": an explanation that says how to
     tell, on the previous answer's subject, leads; how to tell something else does not."""
     kinds = explanation_match.get_index(course_slug).kinds
-    telling = _first_on_subject(matches, previous, course_slug, lambda pk: kinds[pk] == "diagnose")
+    # By the joined words' score: how well each says how to tell what was just answered. The follow-up's own words
+    # ("in a profile") and the previous question's, counted apart, favour whichever shares more with either.
+    by_score = sorted(matches, key=lambda m: -m.score)
+    telling = _first_on_subject(by_score, previous, course_slug, lambda pk: kinds[pk] == "diagnose")
     if telling is None:
         return matches
     return [telling, *(m for m in matches if m.explanation_id != telling.explanation_id)]

@@ -77,6 +77,10 @@ eval/unlisted_questions.yaml, written the same way on 2026-11-30 by another auth
 twenty-two follow-ups (five leave the subject or instruct the teacher), scenario, comparison, misconception, everyday,
 what-goes-wrong and how-much questions, is half "dev" and half "unlisted" (held out), and was measured before the
 teacher was changed for it.
+eval/unnoted_questions.yaml, written the same way and day by another author after "unlisted" had been measured, with
+twenty-two follow-ups (five leave the subject or instruct the teacher), everyday, scenario, misconception, comparison,
+short and partly covered questions, is half "dev" and half "unnoted" (held out), and was measured before the teacher
+was changed for it.
 eval/everyday_questions.yaml, written the same way and day by another author, is all "dev": 120 questions in a
 newcomer's words (analogies among them), scenarios and follow-ups, to tune on. eval/drill_questions.yaml, written on
 2026-11-30 by two more authors from the sections alone, is all "dev" too: ten questions per section (follow-ups,
@@ -134,6 +138,7 @@ HALF_DEV_FILES = (
     "uncharted",
     "unmapped",
     "unlisted",
+    "unnoted",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml"

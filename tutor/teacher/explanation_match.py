@@ -90,6 +90,9 @@ def asks_negated(question: str) -> bool:
     return bool(_NEGATED.search(asked)) and not intent.asks_bare_reason(asked)
 
 
+# A word that only stresses the verb after it: "how would I *actually* see that?", "how do I *even* fix it?".
+_ADVERB = r"(?:(?:actually|really|even|ever|possibly|quickly|easily|best|reliably|just|then|also)\s+)?"
+
 # The kind of answer a question asks for. "Why should I care?" wants consequences, not a definition; "how
 # much" wants a number; "difference between" wants both sides; "how can I tell" wants a way to see it, not
 # how it works. Checked in this order, first match wins.
@@ -143,7 +146,7 @@ _KINDS: list[tuple[str, re.Pattern]] = [
     (
         "diagnose",
         re.compile(
-            r"\bhow\s+(?:can|could|do|would|should)\s+(?:i|we|you|one)\s+(?:tell|know|check|see|measure|find\s+out|"
+            rf"\bhow\s+(?:can|could|do|would|should)\s+(?:i|we|you|one)\s+{_ADVERB}(?:tell|know|check|see|measure|find\s+out|"
             r"spot|detect|verify|confirm|notice)\b|\bhow\s+to\s+(?:tell|check|measure|spot|detect|verify)\b",
             re.IGNORECASE,
         ),
@@ -153,8 +156,8 @@ _KINDS: list[tuple[str, re.Pattern]] = [
         # speed up decode?". Not how something works.
         "remedy",
         re.compile(
-            r"\bwhat\s+(?:can|could|should|do)\s+(?:i|we|you|people)\s+(?:do|try|change)\b"
-            r"|\bhow\s+(?:do|can|could|should|would)\s+(?:i|we|you|one)\s+(?:fix|avoid|prevent|reduce|cut|lower|"
+            r"\bwhat\s+(?:can|could|should|do)\s+(?:i|we|you|people)\s+(?:do|try|change)\b|\b(?:what\s+now|now\s+what)\W*$"
+            rf"|\bhow\s+(?:do|can|could|should|would)\s+(?:i|we|you|one)\s+{_ADVERB}(?:fix|avoid|prevent|reduce|cut|lower|"
             r"speed\s+up|get\s+rid\s+of|work\s+around|make\b[^?]{0,30}\b(?:faster|quicker|cheaper))\b"
             r"|\bhow\s+to\s+(?:fix|avoid|prevent|reduce|speed\s+up)\b",
             re.IGNORECASE,

@@ -96,7 +96,7 @@ _PATTERNS: list[tuple[float, re.Pattern]] = [
         _re(
             r"\b(?:ignore|disregard|forget|override|bypass|abandon)\b[^.?!]{0,40}\b(?:instructions?|"
             r"rules|prompt|guidance|guidelines|directions|previous|prior|above|earlier|"
-            r"everything|restrictions|what\s+you|the\s+course|the\s+lessons?)\b"
+            r"everything|restrictions|what\s+you|(?:the|your|this|our)\s+(?:course|lessons?|notes|material))\b"
         ),
     ),
     (STRONG, _re(r"\bno\s+longer\s+appl(?:y|ies)\b|\byou(?:'re|\s+are)\s+(?:now|no\s+longer)\b|\bstop\s+being\b")),
@@ -489,7 +489,7 @@ _CHANGE_OF_SUBJECT = re.compile(
     r"|\b(?:different|another|new|other)\s+(?:topic|question|subject)\s*[,:;.!-]"
     r"|\b(?:switching|changing)\s+(?:the\s+)?(?:topics?|subjects?|gears)\b\s*[,:;.!-]?"
     r"|\b(?:forget|enough)\s+(?:about\s+)?(?:the\s+|all\s+|this\s+|that\s+)*[^,.;:!?]{0,30}\b"
-    r"(?:stuff|things|topic|subject|for\s+(?:a\s+)?(?:sec|second|moment|minute|bit|now))\s*[,.;:!-]"
+    r"(?:stuff|things|topic|subject|for\s+(?:a\s+)?(?:sec|second|moment|minute|bit|now))\s*(?:[,.;:!-]|\s+and\b)"
     r"|\bon\s+(?:another|a\s+different)\s+note\b\s*[,:;.!-]?"
     r"|\boff[- ]topic\b(?:\s+question)?\s*(?:[,:;.!-]|\s+but\b)",
     re.IGNORECASE,

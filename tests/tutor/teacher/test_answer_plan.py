@@ -134,6 +134,10 @@ def test_a_why_should_i_care_question_gets_consequences_not_a_definition(course)
     assert question_kind("what should I try to make my decode loop quicker?") == "remedy"
     assert question_kind("How does a warp shuffle move values between lanes?") == "how"
     assert question_kind("whats the catch") == question_kind("What's the catch?") == "cost"  # typed without "'"
+    # A word that only stresses the verb does not hide what is asked; nor does a bare "what now?" after a finding.
+    assert question_kind("ok so how would I actually see that in a profiler?") == "diagnose"
+    assert question_kind("how do I even fix that?") == "remedy"
+    assert question_kind("my kernel is memory-bound, what now?") == "remedy"
     plan = plan_answer("Nsight says my loads are uncoalesced. Why should I care?", course=course)
     assert plan.kind == "explanation" and not plan.explanation.question.startswith("What is")
 
