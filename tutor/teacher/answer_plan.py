@@ -43,7 +43,7 @@ from tutor.teacher.lesson_quotes import (
     terms_of,
 )
 from tutor.teacher.message_parts import parts_by_sentence, question_parts, without_analogies
-from tutor.teacher.question_rewrite import fix_phrases, fix_typos, mechanism_terms, rewrite
+from tutor.teacher.question_rewrite import expand_short_forms, fix_phrases, fix_typos, mechanism_terms, rewrite
 from tutor.teacher.retrieval import Hit, one_question, retrieve, tokenize
 
 PASSAGE_COVERAGE = 0.35  # a passage covering this share of the question's weight can answer in fallback
@@ -199,10 +199,30 @@ def plan_answer(question: str, **kwargs) -> Plan:
             in_context = _decide(question, **kwargs, as_follow_up=True)
             if in_context.kind == "explanation":
                 plan = in_context
+        elif _points_back_elsewhere(question, plan, kwargs.get("previous_explanation_id")):
+            # "does that bandwidth even matter much for decode?" after an NVLink answer: read alone, its own words
+            # found an answer on another subject than the last one, though "that" points back to it.
+            in_context = _decide(question, **kwargs, as_follow_up=True)
+            if in_context.kind == "explanation":
+                plan = in_context
         if plan.kind == "explanation":
             given = plan.explanation.answer if plan.explanation is not None else ""
             plan.uncovered = list(dict.fromkeys([*plan.uncovered, *forms_not_given(question, given)]))
         return plan.cite()
+
+
+_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|that|this|those|these)\b", re.IGNORECASE)
+
+
+def _points_back_elsewhere(question: str, plan: Plan, previous_explanation_id: int | None) -> bool:
+    """A message with a pronoun, not read as a follow-up, whose answer rests on none of the sections the previous
+    answer rested on: what the pronoun stands for was left out of what was matched."""
+    if plan.kind != "explanation" or plan.explanation is None or previous_explanation_id is None:
+        return False
+    if not _POINTS_BACK.search(question) or intent.is_follow_up(question, len(set(tokenize(question)))):
+        return False
+    earlier = explanation_match.get_index(plan.course.slug).explanations.get(previous_explanation_id)
+    return earlier is not None and not _sections_of(earlier) & _sections_of(plan.explanation)
 
 
 # What the course's explanations never give, however well they answer the subject: a walk through code line
@@ -279,7 +299,7 @@ def _decide(
     # The answer this message follows, when it followed an explanation: read once, used by every rule below.
     earlier = explanations.get(previous_explanation_id) if previous_explanation_id is not None else None
     # "bank conflicts in shard memory": a word typed for another, put back into the course's phrase.
-    corrected = fix_phrases(question, words, course_phrases(course))
+    corrected = fix_phrases(expand_short_forms(question), words, course_phrases(course))
     previous = _previous_question(list(history))
     own_terms = len(set(tokenize(question)))
     resolved = query or without_analogies(corrected)

@@ -84,7 +84,10 @@ was changed for it.
 eval/everyday_questions.yaml, written the same way and day by another author, is all "dev": 120 questions in a
 newcomer's words (analogies among them), scenarios and follow-ups, to tune on. eval/drill_questions.yaml, written on
 2026-11-30 by two more authors from the sections alone, is all "dev" too: ten questions per section (follow-ups,
-everyday wording, scenarios), to find answers that leave out what their question needs.
+everyday wording, scenarios), to find answers that leave out what their question needs. eval/chained_questions.yaml,
+written on 2026-11-30 by another author from the sections alone, is all "dev" as well: eighty follow-ups, five per
+section, some asking for what the previous answer already holds, some for a new side of its subject, some naming a
+neighbouring subject without a pronoun, to tune the conversation rules on.
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -142,7 +145,7 @@ HALF_DEV_FILES = (
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml"
-    for name in ("learner", "dev", "holdout", "boundary", "everyday", "drill", *HALF_DEV_FILES)
+    for name in ("learner", "dev", "holdout", "boundary", "everyday", "drill", "chained", *HALF_DEV_FILES)
 )
 SPLITS = ("tune", "dev", "test", "fresh", "holdout", *HALF_DEV_FILES)
 

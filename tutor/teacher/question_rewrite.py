@@ -835,6 +835,21 @@ def fix_typos(question: str, words: frozenset[str]) -> str:
 # writes the pair as typed ("shard memory" -> "shared memory").
 PHRASE_USES = 20
 
+# Short forms learners type for names the course writes out: "FA3" is FlashAttention-3, "gmem" global memory. Read
+# as the course's names, they are matched, and not named as something the course does not cover.
+_SHORT_FORMS = [
+    (re.compile(r"\bFA-?\s?([123])\b", re.IGNORECASE), r"FlashAttention-\1"),
+    (re.compile(r"(?-i:\bFA\b)"), "FlashAttention"),
+    (re.compile(r"\bgmem\b", re.IGNORECASE), "global memory"),
+]
+
+
+def expand_short_forms(question: str) -> str:
+    """ "what about FA3?" -> "what about FlashAttention-3?" (see _SHORT_FORMS)."""
+    for pattern, name in _SHORT_FORMS:
+        question = pattern.sub(name, question)
+    return question
+
 
 def course_pairs(texts: list[str]) -> Counter:
     """How often the course's texts write each pair of neighbouring words (lower case)."""

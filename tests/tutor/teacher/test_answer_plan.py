@@ -583,6 +583,18 @@ def test_a_bare_follow_up_does_not_move_to_an_explanation_far_behind_the_previou
     assert plan.answerable and "tiling" not in plan.explanation.question.lower()
 
 
+def test_a_pronoun_that_points_back_keeps_a_long_message_on_the_previous_subject(course):
+    """ "does that bandwidth even matter much for decode?" after an NVLink answer: read alone, its words find how to
+    measure decode's use of HBM bandwidth; "that bandwidth" is NVLink's, and the answer stays with the GPUs' link."""
+    earlier, plan = ask_after(
+        "How fast is NVLink on H100 compared with PCIe?", "does that bandwidth even matter much for decode?", course
+    )
+    alone = plan_answer("does that bandwidth even matter much for decode?", course=course)
+    assert {s.slug for s in earlier.explanation.sections.all()} == {"multi-gpu"}
+    assert "multi-gpu" not in {s.slug for s in alone.explanation.sections.all()}
+    assert plan.kind == "explanation" and plan.citations()[0]["section"] == "multi-gpu"
+
+
 @pytest.mark.parametrize("follow_up", ["what's the catch though?", "ok, any downside anyway?"])
 def test_a_hedge_word_does_not_make_a_bare_follow_up_a_question_of_its_own(course, follow_up):
     """ "though" and "anyway" say nothing about the subject: "what's the catch though?" after a paged-KV-cache
@@ -1601,3 +1613,12 @@ def test_the_catch_of_flashattention_is_its_limits_not_whether_it_is_exact(cours
     _, plan = ask_after("what's flash attention?", "are there downsides to it?", course)
     assert plan.kind == "explanation" and plan.explanation.slug == "ex-flashattention-catches", plan.explanation
     assert "memory-bound" in compose(plan)
+
+
+def test_a_short_form_of_a_course_name_is_read_as_the_name(course):
+    """ "FA3" is FlashAttention-3: answered, not named as something the course does not cover."""
+    _, plan = ask_after(
+        "What did FlashAttention-2 change compared to the original FlashAttention?", "what about FA3?", course
+    )
+    assert plan.kind == "explanation" and not plan.uncovered
+    assert "FlashAttention-3" in plan.explanation.question
