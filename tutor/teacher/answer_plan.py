@@ -199,30 +199,10 @@ def plan_answer(question: str, **kwargs) -> Plan:
             in_context = _decide(question, **kwargs, as_follow_up=True)
             if in_context.kind == "explanation":
                 plan = in_context
-        elif _points_back_elsewhere(question, plan, kwargs.get("previous_explanation_id")):
-            # "does that bandwidth even matter much for decode?" after an NVLink answer: read alone, its own words
-            # found an answer on another subject than the last one, though "that" points back to it.
-            in_context = _decide(question, **kwargs, as_follow_up=True)
-            if in_context.kind == "explanation":
-                plan = in_context
         if plan.kind == "explanation":
             given = plan.explanation.answer if plan.explanation is not None else ""
             plan.uncovered = list(dict.fromkeys([*plan.uncovered, *forms_not_given(question, given)]))
         return plan.cite()
-
-
-_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|that|this|those|these)\b", re.IGNORECASE)
-
-
-def _points_back_elsewhere(question: str, plan: Plan, previous_explanation_id: int | None) -> bool:
-    """A message with a pronoun, not read as a follow-up, whose answer rests on none of the sections the previous
-    answer rested on: what the pronoun stands for was left out of what was matched."""
-    if plan.kind != "explanation" or plan.explanation is None or previous_explanation_id is None:
-        return False
-    if not _POINTS_BACK.search(question) or intent.is_follow_up(question, len(set(tokenize(question)))):
-        return False
-    earlier = explanation_match.get_index(plan.course.slug).explanations.get(previous_explanation_id)
-    return earlier is not None and not _sections_of(earlier) & _sections_of(plan.explanation)
 
 
 # What the course's explanations never give, however well they answer the subject: a walk through code line
@@ -307,6 +287,7 @@ def _decide(
         bool(previous)
         and query is None
         and (as_follow_up or intent.is_follow_up(question, own_terms) or _compares_something_unnamed(question, counts))
+        and (as_follow_up or not _only_names_a_term(corrected, index, earlier))
     )
     fixed = fix_typos(corrected, words)
     if earlier is not None and query is None and (again := intent.asks_again(question)):
@@ -533,6 +514,34 @@ def _decide(
             else _names_something_else(question, course)
         )
     return plan
+
+
+BARE_TERM_WORDS = 3  # "swizzling?", "tma?", "paged KV cache?": a term alone, at most this many words
+
+
+def _only_names_a_term(message: str, index: explanation_match.ExplanationIndex, earlier: Explanation | None) -> bool:
+    """ "swizzling?", "GQA", "tma?": a message that is only one of the course's named terms, with nothing that
+    carries on from the last message ("and", "what about"), asks what that term is, whatever was asked before;
+    read with the previous question, the joined words would answer that one again. Not when the previous answer
+    was the term's own explanation."""
+    if len(message.split()) > BARE_TERM_WORDS or intent.carries_on(message):
+        return False
+    if explanation_match.question_kind(message) not in (None, "definition"):
+        return False  # "what's the downside?" asks something of the last answer's subject
+    term = index.terms.get(bare_term(message))
+    if term is None:
+        # A short form the glossary writes inside its term ("GQA" in "Grouped-query attention (GQA)"): the explanation
+        # the message alone answers with, when that one asks what a term is and its term holds every word of the
+        # message ("to what size?" is not asking what tiling is, nor "on an A100?" how cp.async and TMA differ).
+        found = explanation_match.match(message, index.course_slug, k=1)
+        named = (
+            found
+            and found[0].answers
+            and index.kinds[found[0].explanation_id] in (None, "definition")
+            and set(tokenize(message)) <= set(bare_term(found[0].question).split())
+        )
+        term = found[0].explanation_id if named else None
+    return term is not None and (earlier is None or term != earlier.pk)
 
 
 def _named_course_terms(text: str, counts: Counter) -> list[str]:

@@ -87,7 +87,9 @@ newcomer's words (analogies among them), scenarios and follow-ups, to tune on. e
 everyday wording, scenarios), to find answers that leave out what their question needs. eval/chained_questions.yaml,
 written on 2026-11-30 by another author from the sections alone, is all "dev" as well: eighty follow-ups, five per
 section, some asking for what the previous answer already holds, some for a new side of its subject, some naming a
-neighbouring subject without a pronoun, to tune the conversation rules on.
+neighbouring subject without a pronoun, to tune the conversation rules on. eval/switched_questions.yaml is all "dev"
+too: 240 of the dev questions asked alone elsewhere, each asked again after an unrelated course question in the same
+chat, to measure whether a subject the learner has left pulls the answer back to it.
 
 Each question goes through the real conversation flow (stored turns, follow-ups after their previous
 question), timed in-process from the question to the stored answer.
@@ -145,7 +147,7 @@ HALF_DEV_FILES = (
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml"
-    for name in ("learner", "dev", "holdout", "boundary", "everyday", "drill", "chained", *HALF_DEV_FILES)
+    for name in ("learner", "dev", "holdout", "boundary", "everyday", "drill", "chained", "switched", *HALF_DEV_FILES)
 )
 SPLITS = ("tune", "dev", "test", "fresh", "holdout", *HALF_DEV_FILES)
 

@@ -676,6 +676,11 @@ def is_follow_up(question: str, content_terms: int) -> bool:
     )
 
 
+def carries_on(message: str) -> bool:
+    """Whether the message opens like a continuation of the last one: "and ...", "what about ...", "so why ..."."""
+    return bool(_FOLLOW_UP_START.match(message))
+
+
 # "and why does it stop helping once the batch size changes?", "ok and how would I see in a trace that this is what
 # eats the time?": a message that carries on ("and", "ok", "so") about something it only points back to, however
 # many words it adds about it. "this season" points at nothing said before.
