@@ -34,10 +34,15 @@ def encode(texts: list[str]) -> np.ndarray:
     return minilm.encode(texts, batch_size=32)
 
 
-@lru_cache(maxsize=64)
 def question_vector(question: str) -> np.ndarray:
     """One question's vector, computed once: the instruction detector, the explanation match and the
-    passage retrieval of the same question all read it (read-only)."""
+    passage retrieval of the same question all read it (read-only). Texts that differ only in their spacing
+    (" Does X help?", a part cut from a longer message) tokenize alike, so they share one vector."""
+    return _vector(" ".join(question.split()))
+
+
+@lru_cache(maxsize=64)
+def _vector(question: str) -> np.ndarray:
     vector = encode([question])[0]
     vector.setflags(write=False)
     return vector

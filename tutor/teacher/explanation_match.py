@@ -245,6 +245,10 @@ class ExplanationIndex:
             e.pk: frozenset(tokenize(" ".join([e.question, *e.paraphrases, e.answer]))) for e in explanations
         }
         content_df = Counter(t for tokens in self.contents.values() for t in tokens)
+        self.content_postings: dict[str, list[int]] = {}
+        for pk, tokens in self.contents.items():
+            for t in tokens:
+                self.content_postings.setdefault(t, []).append(pk)
         m = max(1, len(self.contents))
         self.content_idf = {t: math.log(1 + (m - f + 0.5) / (f + 0.5)) for t, f in content_df.items()}
         self.unseen_content_idf = math.log(1 + (m + 0.5) / 0.5)
@@ -280,11 +284,16 @@ class ExplanationIndex:
 
         return dict(zip(self.order, np.maximum.reduceat(sims, self.starts).tolist(), strict=True))
 
-    def answer_coverage(self, tokens: frozenset[str], pk: int) -> float:
-        """The share of the question's weight that the explanation's text (wordings and answer) contains."""
-        weight = lambda t: self.content_idf.get(t, self.unseen_content_idf)  # noqa: E731
-        total = sum(weight(t) for t in tokens)
-        return sum(weight(t) for t in tokens & self.contents[pk]) / total if total else 0.0
+    def answer_coverage(self, tokens: frozenset[str]) -> dict[int, float]:
+        """For each explanation holding any of them, the share of the question's weight that its text (wordings
+        and answer) contains."""
+        weights = {t: self.content_idf.get(t, self.unseen_content_idf) for t in tokens}
+        total = sum(weights.values())
+        covered: dict[int, float] = {}
+        for t, w in weights.items():
+            for pk in self.content_postings.get(t, ()):
+                covered[pk] = covered.get(pk, 0.0) + w
+        return {pk: w / total for pk, w in covered.items()}
 
     def vectors(self):
         """The wordings' embeddings, kept in memory and on disk (keyed by the texts): encoding a course's
@@ -475,17 +484,52 @@ def get_index(course_slug: str) -> ExplanationIndex:
 
 
 def match(question: str, course_slug: str, k: int = 3, *, paraphrase_vote: bool | None = None) -> list[Match]:
-    """The k best explanations for the question, best first (see the module docstring for the score)."""
-    idx = get_index(course_slug)
+    """The k best explanations for the question, best first (see the module docstring for the score). Ranked
+    once per question planned: planning asks for the same wording's best one, three or more several times."""
+    if paraphrase_vote is None:
+        paraphrase_vote = paraphrase_vote_available()
+    key = ("match", course_slug, question, paraphrase_vote)
+    ranking = once_per_question(key, lambda: _Ranking(question, course_slug, paraphrase_vote))
+    return ranking.best(k)
+
+
+class _Ranking:
+    """Every explanation of the course scored against one question, best first (see match)."""
+
+    def __init__(self, question: str, course_slug: str, paraphrase_vote: bool):
+        self.idx = get_index(course_slug)
+        self.paraphrase_vote = paraphrase_vote
+        self.lexical: dict[int, float] = {}
+        self.cosine: dict[int, float] = {}
+        self.scored: dict[int, float] = {}
+        if self.idx.wordings and question.strip():
+            self.lexical, self.cosine, self.scored = _scores(self.idx, question, paraphrase_vote)
+        self.order = sorted(self.scored, key=lambda pk: -self.scored[pk])
+        top = [self.scored[pk] for pk in self.order[:2]]
+        self.clear = paraphrase_vote and len(top) == 2 and top[0] >= CLEAR_FLOOR and top[0] - top[1] >= CLEAR_MARGIN
+
+    def best(self, k: int) -> list[Match]:
+        return [
+            Match(
+                pk,
+                self.idx.explanations[pk].slug,
+                self.idx.explanations[pk].question,
+                round(self.scored[pk], 4),
+                round(self.lexical[pk], 4),
+                round(self.cosine[pk], 4) if self.paraphrase_vote else None,
+                clear=self.clear and n == 0,
+            )
+            for n, pk in enumerate(self.order[:k])
+        ]
+
+
+def _scores(idx: ExplanationIndex, question: str, paraphrase_vote: bool) -> tuple[dict, dict, dict]:
+    """Each explanation's lexical vote, cosine (empty without the paraphrase vote) and score for the question."""
     tokens = frozenset(tokenize(question))
-    if not idx.wordings or not question.strip():
-        return []
     lexical = idx.lexical(tokens, is_definition_question(question))
     exact = idx.terms.get(bare_term(question))
     if exact is not None:
         lexical[exact] = 1.0
-    if paraphrase_vote is None:
-        paraphrase_vote = paraphrase_vote_available()
     cosine: dict[int, float] = {}
     if paraphrase_vote:
         cosine = idx.cosines(idx.vectors() @ question_vector(question))
@@ -493,6 +537,7 @@ def match(question: str, course_slug: str, k: int = 3, *, paraphrase_vote: bool 
     asked = question_kind(question)
     negated = asks_negated(question)
     share = answer_share(len(tokens))
+    coverage = idx.answer_coverage(tokens) if share else {}
     # "coalesced loads?", and "what is tensor parallelism and why does it need an all-reduce?": asks first what
     # something is, whatever else it asks after.
     asks_what = asked == "definition" or _defines(question)
@@ -506,24 +551,10 @@ def match(question: str, course_slug: str, k: int = 3, *, paraphrase_vote: bool 
         if paraphrase_vote:
             wording = (wording + max(0.0, (cosine[pk] - COSINE_FLOOR) / (1 - COSINE_FLOOR))) / 2
         if share:  # the answer vote can lift a wording match, never sink it
-            wording = max(wording, (1 - share) * wording + share * idx.answer_coverage(tokens, pk))
+            wording = max(wording, (1 - share) * wording + share * coverage.get(pk, 0.0))
         return wording + bonus
 
-    ranked = sorted(lexical, key=lambda pk: -score(pk))[: max(k, 2)]
-    scores = [score(pk) for pk in ranked]
-    clear = paraphrase_vote and len(scores) > 1 and scores[0] >= CLEAR_FLOOR and scores[0] - scores[1] >= CLEAR_MARGIN
-    return [
-        Match(
-            pk,
-            idx.explanations[pk].slug,
-            idx.explanations[pk].question,
-            round(score(pk), 4),
-            round(lexical[pk], 4),
-            round(cosine[pk], 4) if paraphrase_vote else None,
-            clear=clear and n == 0,
-        )
-        for n, pk in enumerate(ranked)
-    ][:k]
+    return lexical, cosine, {pk: score(pk) for pk in lexical}
 
 
 ANSWER_SHARE_MAX = 0.4

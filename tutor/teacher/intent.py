@@ -667,12 +667,12 @@ def is_follow_up(question: str, content_terms: int) -> bool:
     `content_terms`: how many terms the message has of its own."""
     if content_terms <= 1 or _CHECK_WITHOUT_OBJECT.match(question):
         return True
-    if content_terms <= 4 and (_FOLLOW_UP_START.match(question) or _PRONOUN.search(question)):
+    if content_terms <= 4 and (carries_on(question) or _PRONOUN.search(question)):
         return True
     if content_terms <= LONGER_FOLLOW_UP and _CONTINUES_ABOUT_IT.match(question):
         return True
     return content_terms <= 6 and bool(
-        _CONTINUATION.search(question) or (_FOLLOW_UP_START.match(question) and _BARE_COMPARISON.search(question))
+        _CONTINUATION.search(question) or (carries_on(question) and _BARE_COMPARISON.search(question))
     )
 
 

@@ -23,6 +23,7 @@ import re
 import threading
 from collections import Counter
 
+import numpy as np
 from spellchecker import SpellChecker
 
 TYPO_CUTOFF = 0.8
@@ -772,22 +773,42 @@ def _swapped(word: str) -> str | None:
     return best if frequency[best] >= COMMON_WORD else None
 
 
+class _LetterCounts:
+    """A word list with each word's count of every letter the list uses, as one matrix: difflib's second test
+    (quick_ratio, the letters two words share whatever their order) for all of them in one numpy step."""
+
+    def __init__(self, words: frozenset[str]):
+        self.words = sorted(words)
+        self.letters = {c: i for i, c in enumerate(sorted({c for w in self.words for c in w}))}
+        self.counts = np.zeros((len(self.words), len(self.letters)), dtype=np.int16)
+        for row, w in enumerate(self.words):
+            for c in w:
+                self.counts[row, self.letters[c]] += 1
+        self.lengths = np.array([len(w) for w in self.words], dtype=np.float64)
+
+    def passing_quick_ratio(self, word: str, cutoff: float) -> list[str]:
+        """The words whose quick_ratio with `word` reaches the cut-off (and so their real_quick_ratio, never
+        lower): the only ones get_close_matches goes on to compare letter by letter."""
+        mine = np.zeros(len(self.letters), dtype=np.int16)
+        for c in word:
+            if c in self.letters:
+                mine[self.letters[c]] += 1
+        shared = np.minimum(self.counts, mine).sum(axis=1)
+        quick = 2.0 * shared / (self.lengths + len(word))
+        return [self.words[i] for i in np.flatnonzero(quick >= cutoff - 1e-9)]
+
+
 @functools.lru_cache(maxsize=8)
-def _by_length(words: frozenset[str]) -> dict[int, list[str]]:
-    out: dict[int, list[str]] = {}
-    for w in words:
-        out.setdefault(len(w), []).append(w)
-    return out
+def _letter_counts(words: frozenset[str]) -> _LetterCounts:
+    return _LetterCounts(words)
 
 
 @functools.lru_cache(maxsize=4096)
 def close_words(word: str, words: frozenset[str], *, n: int, cutoff: float) -> tuple[str, ...]:
     """difflib.get_close_matches(word, words, n, cutoff), remembered (a question's rare words are checked more
-    than once, and learners repeat their words), and asked only of the words whose length leaves them a
-    chance: its first test (real_quick_ratio, 2·min(len) / sum of lens) would drop the others anyway, but
-    only after a Python-level pass over a course's thousands of words."""
-    la = len(word)
-    pool = [w for lb, same in _by_length(words).items() if 2.0 * min(la, lb) / (la + lb) >= cutoff for w in same]
+    than once, and learners repeat their words), and asked only of the words that pass its cheaper tests:
+    a Python-level pass of those over a course's thousands of words took longer than the rest of a typo check."""
+    pool = _letter_counts(words).passing_quick_ratio(word, cutoff)
     return tuple(difflib.get_close_matches(word, pool, n=n, cutoff=cutoff))
 
 
@@ -839,7 +860,7 @@ PHRASE_USES = 20
 # as the course's names, they are matched, and not named as something the course does not cover.
 _SHORT_FORMS = [
     (re.compile(r"\bFA-?\s?([123])\b", re.IGNORECASE), r"FlashAttention-\1"),
-    (re.compile(r"(?-i:\bFA\b)"), "FlashAttention"),
+    (re.compile(r"\bFA\b"), "FlashAttention"),  # in capitals: "fa" is no name
     (re.compile(r"\bgmem\b", re.IGNORECASE), "global memory"),
 ]
 

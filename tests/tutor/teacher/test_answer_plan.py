@@ -343,15 +343,28 @@ def test_a_question_about_something_else_gets_no_passage_quoted_below_the_bar(co
 
 
 def test_close_course_words_are_difflibs_own_answer(course):
-    """The length filter in front of difflib drops only words its first test would drop: the same answer for
-    typos, near misses and words with nothing close, at both cut-offs in use."""
+    """The letter-count filter in front of difflib drops only words its first two tests would drop: the same
+    answer for typos, near misses, words with letters the course never writes and words with nothing close, at
+    both cut-offs in use."""
     import difflib
 
     from tutor.teacher.course_vocabulary import MISSPELT_CUTOFF, course_vocabulary
     from tutor.teacher.question_rewrite import TYPO_CUTOFF, close_words
 
     _, words = course_vocabulary(course)
-    for word in ("kernal", "paralel", "swizle", "bandwith", "occupncy", "tensr", "xyzzyq", "flashatention", "a"):
+    for word in (
+        "kernal",
+        "paralel",
+        "swizle",
+        "bandwith",
+        "occupncy",
+        "tensr",
+        "xyzzyq",
+        "flashatention",
+        "a",
+        "Kernél",
+        "NVLnk",
+    ):
         for cutoff in (TYPO_CUTOFF, MISSPELT_CUTOFF):
             expected = difflib.get_close_matches(word, sorted(words), n=3, cutoff=cutoff)
             assert list(close_words(word, words, n=3, cutoff=cutoff)) == expected, (word, cutoff)
