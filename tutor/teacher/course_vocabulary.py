@@ -154,13 +154,22 @@ TECHNIQUE_NOUNS = frozenset(
 )
 # A word and the next (overlapping: "how does expert parallelism" gives "does expert" and "expert parallelism").
 _WORD_PAIR = re.compile(r"(?<![\w-])([A-Za-z][a-z]+)(?=[\s-]+([A-Za-z][a-z]+)(?![\w-]))")
+# A name joined from a word and a single letter, before the next word: "top-k sampling", "min-p sampling", "n-gram
+# decoding". The plain pairs above cannot see it: a letter alone is no word.
+_LETTER_NAME_PAIR = re.compile(
+    r"(?<![\w-])([A-Za-z]{2,}-[A-Za-z]|[A-Za-z]-[A-Za-z]{2,})(?=\s+([A-Za-z][a-z]+)(?![\w-]))"
+)
 
 
 def unnamed_kinds(question: str, stems: Counter, words: frozenset[str]) -> list[str]:
     """Kinds of a technique the course never names, in lower case: "expert parallelism", "latent attention" (a
     word the course's texts never use before one of TECHNIQUE_NOUNS). Not a misspelt course word ("diffrent
     batching"), nor everyday wording ("regular attention" uses a word the course has)."""
-    out = []
+    out = [
+        f"{m.group(1)} {m.group(2)}"
+        for m in _LETTER_NAME_PAIR.finditer(question)
+        if m.group(2).lower() in TECHNIQUE_NOUNS and not {m.group(1), m.group(1).lower()} & words
+    ]
     for m in _WORD_PAIR.finditer(question):
         modifier, noun = m.group(1), m.group(2)
         modifier_terms = tokenize(modifier)

@@ -854,6 +854,10 @@ def test_a_kind_of_technique_the_course_never_names_is_named_as_not_covered(cour
     # Lower-case names made of everyday words: a word the course never uses before a technique's noun.
     assert not_covered("How does expert parallelism route tokens?", course).asked == ["expert parallelism"]
     assert "latent attention" in not_covered("How does multi-head latent attention shrink it?", course).names
+    # A name joined from a word and a letter, which the course never writes: "top-k", "min-p".
+    assert not_covered("top-p vs top-k sampling, which is better?", course).asked == ["top-k sampling"]
+    assert not_covered("is min-p sampling any good?", course).names == ["min-p sampling"]
+    assert not_covered("What is multi-query attention?", course).names == []  # the course writes "multi-query"
     for plain in (
         "Is it faster than regular attention?",  # a word the course uses
         "She lost her attention halfway through",  # a word of every sentence
