@@ -1,5 +1,5 @@
 """Work the teacher would otherwise do on a learner's first question: encoding the course's explanation
-wordings and answers, its lessons' quotable sentences (and the intent exemplars) into MiniLM vectors, which
+wordings and answers, its lessons' passages and quotable sentences (and the intent exemplars) into MiniLM vectors, which
 are kept on disk under VAR_DIR/cache."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ def encode_wordings(course_slug: str) -> str:
     idx.vectors()
     answers = idx.answer_vectors()
     windows = lesson_quotes.window_vectors(course_slug)
+    lesson_quotes.passage_vectors(course_slug)
     for side in ("teacher", "course", "off_topic"):
         intent.exemplar_vectors(side)
     seconds = time.perf_counter() - t0

@@ -1641,3 +1641,31 @@ def test_a_bare_term_after_an_unrelated_question_asks_what_the_term_is(course, t
 
 def test_a_bare_term_that_carries_on_is_still_a_follow_up(course):
     assert intent.carries_on("and tma?") and not intent.carries_on("tma?")
+
+
+@pytest.mark.parametrize(
+    "question, section, keyword_pick",
+    [
+        # The lesson retrieval ranks the roofline first for the words "compute-bound"; the question is about
+        # prefill and decode.
+        (
+            "Prefill and decode use the same weights, so they're both compute-bound, right?",
+            "prefill-vs-decode",
+            "roofline",
+        ),
+        ("when does torch.compile NOT help, or even make things slower?", "fusion-in-practice", "kernels-launch-cost"),
+    ],
+)
+def test_an_explanation_on_several_sections_cites_the_one_the_question_means(
+    course, monkeypatch, question, section, keyword_pick
+):
+    from tutor.teacher import answer_plan, explanation_match
+
+    if not explanation_match.paraphrase_vote_available():
+        pytest.skip("MiniLM is not installed: the section is the lesson retrieval's choice")
+    plan = plan_answer(question, course=course)
+    assert {section, keyword_pick} <= {s.slug for s in plan.explanation.sections.all()}
+    assert plan.citations()[0]["section"] == section
+    # The closeness in meaning decides it: without it, the section that shares the question's words is cited.
+    monkeypatch.setattr(answer_plan, "SECTION_MEANING_LEAD", 2.0)
+    assert plan.explanation_section().slug == keyword_pick
