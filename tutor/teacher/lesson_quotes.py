@@ -120,30 +120,19 @@ def window_vectors(course_slug: str) -> dict[str, object]:
     return idx._quote_vectors
 
 
-def passage_vectors(course_slug: str):
-    """Every lesson passage of the course (the text BM25 sees, section passages only) as a MiniLM vector, in
-    passage order: kept on the passage index and on disk, like the windows."""
-    from tutor.teacher.embeddings import cached_vectors
-
-    idx = get_index(course_slug)
-    if idx._section_vectors is None:
-        with idx._lock:
-            if idx._section_vectors is None:
-                sections = [p for p in idx.passages if p.kind == "section"]
-                vectors = cached_vectors([idx.text_of(p) for p in sections], "lesson-passages", course_slug)
-                idx._section_vectors = ([p.section_slug for p in sections], vectors)
-    return idx._section_vectors
-
-
 def section_closeness(question: str, course_slug: str) -> dict[str, float]:
     """Each section's closeness in meaning to the question: the MiniLM cosine of its closest lesson passage. Empty
     without MiniLM."""
     if not explanation_match.paraphrase_vote_available() or not question.strip():
         return {}
-    slugs, vectors = passage_vectors(course_slug)
+    from tutor.teacher.embeddings import passage_matrix
+
+    idx = get_index(course_slug)
+    sims = (passage_matrix(idx) @ explanation_match.question_vector(question)).tolist()
     best: dict[str, float] = {}
-    for slug, sim in zip(slugs, (vectors @ explanation_match.question_vector(question)).tolist(), strict=True):
-        best[slug] = max(sim, best.get(slug, -1.0))
+    for passage, sim in zip(idx.passages, sims, strict=True):
+        if passage.kind == "section":
+            best[passage.section_slug] = max(sim, best.get(passage.section_slug, -1.0))
     return best
 
 

@@ -384,7 +384,6 @@ class Index:
         self.section_info = {p.section_slug: (p.section_title, p.section_url) for p in passages if p.kind == "section"}
         self._embeddings = None  # filled by tutor.teacher.embeddings
         self._quote_vectors = None  # filled by tutor.teacher.lesson_quotes
-        self._section_vectors = None  # likewise
         self._lock = threading.Lock()
 
     def term_weights(self, query_tokens: list[str]) -> dict[str, float]:

