@@ -82,7 +82,9 @@ twenty-two follow-ups (five leave the subject or instruct the teacher), everyday
 short and partly covered questions, is half "dev" and half "unnoted" (held out), and was measured before the teacher
 was changed for it. eval/unquoted_questions.yaml, written the same way and day by another author after "unnoted" had
 been read, with the same mix of kinds, is half "dev" and half "unquoted" (held out), and was measured before the
-teacher was changed for it.
+teacher was changed for it. eval/unspecified_questions.yaml, written the same way and day by another author after
+"unquoted" had been measured, with the same mix of kinds, is half "dev" and half "unspecified" (held out), and was
+measured before the teacher was changed for it.
 eval/everyday_questions.yaml, written the same way and day by another author, is all "dev": 120 questions in a
 newcomer's words (analogies among them), scenarios and follow-ups, to tune on. eval/drill_questions.yaml, written on
 2026-11-30 by two more authors from the sections alone, is all "dev" too: ten questions per section (follow-ups,
@@ -147,6 +149,7 @@ HALF_DEV_FILES = (
     "unlisted",
     "unnoted",
     "unquoted",
+    "unspecified",
 )
 EVAL_FILES = tuple(
     EVAL_DIR / f"{name}_questions.yaml"

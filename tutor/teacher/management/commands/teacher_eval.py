@@ -29,8 +29,8 @@ class Command(BaseCommand):
                 "'unheard', 'untold', 'unposed', 'unprompted', 'unspoken', 'unsaid', 'unvoiced', "
                 "'unbidden', 'unstated', 'unmentioned', 'unqueried', 'unsought', 'unraised', 'unwritten', "
                 "'unaired', 'unbroached', 'unheeded', 'unexplored', 'unvisited', 'unsurveyed', 'uncharted', "
-                "'unmapped', 'unlisted', 'unnoted' and 'unquoted' (each written before the teacher was asked them) are "
-                "held out and only reported on; 'unquoted' is the newest; 'all' "
+                "'unmapped', 'unlisted', 'unnoted', 'unquoted' and 'unspecified' (each written before the teacher was "
+                "asked them) are held out and only reported on; 'unspecified' is the newest; 'all' "
                 "runs every question"
             ),
         )
