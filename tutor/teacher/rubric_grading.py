@@ -14,14 +14,18 @@ the rubric. An interview card also names a common wrong answer, which is checked
   small share for the point's terms that the answer uses; the point is covered at
   ``POINT_THRESHOLD``. The rating follows the share of points covered (4 all, 3 most, 2 some,
   1 almost none). The common mistake is made when the answer's closest unit is at least
-  ``MISTAKE_THRESHOLD`` similar to the wrong claim *and* closer to it than to the card's
-  correction of it or to the model answer: a sentence that denies the claim uses the same
-  words, and embeddings barely see a "not". The mistake caps the rating at 1 (2 when half the
-  points are still covered). When torch, sentence-transformers or the bundled model is
+  ``MISTAKE_THRESHOLD`` similar to the wrong claim, not much closer to the card's correction of
+  it or to the model answer than to the claim (``MISTAKE_MARGIN``), and does not deny it: a
+  sentence that rejects the claim ("it's not true that fusion saves FLOPs") uses the same words,
+  and embeddings barely see a "not", so a word of denial the claim itself lacks rules the
+  mistake out (``denies``). The mistake caps the rating at 1 (2 when half the points are still
+  covered). When torch, sentence-transformers or the bundled model is
   missing, the keyword check stands in and ``method`` says so.
 
 The thresholds were calibrated with ``python -m tutor.teacher.rubric_grading_bench`` on the
-hand-graded answers in ``grading_examples.yaml`` (written before calibrating).
+hand-graded answers in ``grading_examples.yaml`` (written before calibrating). Two later sets,
+``grading_examples_check.yaml`` and ``grading_examples_check2.yaml``, written without running the
+grader, are only reported on (``--examples``).
 
 Importing this module never imports torch: ``tutor.teacher.embeddings`` (numpy only at
 import) is imported inside ``embedding_grade``, and the model is loaded on first use and
@@ -51,7 +55,7 @@ POINT_THRESHOLD = 0.66  # a rubric point is covered when its combined score (sim
 REFERENCE_FLOOR = 0.5  # similarity is measured relative to the model answer's own, floored at this
 LEXICAL_WEIGHT = 0.3  # weight of the share of the point's terms that the answer uses
 MISTAKE_THRESHOLD = 0.6  # cosine of the answer's closest unit to the common wrong claim ...
-MISTAKE_MARGIN = 0.0  # ... which must also be closer to the claim than to the correction / model answer
+MISTAKE_MARGIN = -0.05  # ... and may be at most this much closer to the correction / model answer than to it
 RATING_SHARES = ((0.85, 4), (0.65, 3), (0.2, 2))  # share of rubric points covered -> rating; below: 1
 
 MAX_ANSWER_UNITS = 80
@@ -70,6 +74,11 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
 _INLINE_ENUM = re.compile(r"\s\(?\d{1,2}\)\s+|\s\(?[a-e]\)\s+")  # "... (1) x; (2) y" or "a) x b) y"
 _ABBREVIATIONS = {"e.g.", "i.e.", "vs.", "etc.", "cf.", "approx.", "resp.", "fig.", "eq.", "no."}
 _QUOTED = re.compile(r"[\"“]([^\"”]{8,})[\"”]")
+# Words that deny what a sentence says ("it's not true that ...", "I doubt it's a leak", "that's a myth"). A learner
+# who brings up the common wrong claim to reject it uses the claim's own words, and MiniLM barely sees the "not".
+_DENIAL = re.compile(
+    r"\b(?:not|never|no|nor|cannot|hardly|myth|wrong|untrue|doubt|misconception)\b|n[’']t\b", re.IGNORECASE
+)
 
 
 def _plain(text: str) -> str:
@@ -175,6 +184,14 @@ def answer_units(answer: str) -> list[str]:
     for a, b in zip(sents, sents[1:], strict=False):
         add(f"{a} {b}")
     return units[:MAX_ANSWER_UNITS]
+
+
+def denies(unit: str, claim: str) -> bool:
+    """Whether the answer's sentence denies the wrong claim rather than making it: it has a word of denial that the
+    claim does not ("More bandwidth is not equivalent to fusion" against "More bandwidth is equivalent to fusion")."""
+    said = {m.group(0).lower().replace("’", "'") for m in _DENIAL.finditer(unit)}
+    claimed = {m.group(0).lower().replace("’", "'") for m in _DENIAL.finditer(claim)}
+    return bool(said - claimed)
 
 
 def mistake_claims(card: Card) -> tuple[list[str], list[str]]:
@@ -301,6 +318,7 @@ def similarity_report(card: Card, answer: str) -> dict:
         "reference_score": 0.0,
         "mistake_unit": "",
         "mistake_claim": "",
+        "mistake_denied": False,
     }
     if units and points:
         unit_vecs = _vectors(units)
@@ -317,6 +335,7 @@ def similarity_report(card: Card, answer: str) -> dict:
             report["mistake_score"] = float(claim_sims[i, j])
             report["mistake_unit"] = units[j]
             report["mistake_claim"] = claims[i]
+            report["mistake_denied"] = denies(units[j], claims[i])
             against = correction + reference
             if against:
                 report["reference_score"] = float(np.max(_vectors(against) @ unit_vecs[j]))
@@ -347,6 +366,7 @@ def embedding_grade(card: Card, answer: str) -> dict:
         bool(rep["claims"])
         and rep["mistake_score"] >= MISTAKE_THRESHOLD
         and rep["mistake_score"] - rep["reference_score"] >= MISTAKE_MARGIN
+        and not rep["mistake_denied"]
     )
     share = len(covered) / len(points) if points else 0.0
     rating = rate(share, mistake)

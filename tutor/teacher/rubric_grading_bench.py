@@ -3,6 +3,10 @@
     python -m tutor.teacher.rubric_grading_bench              # every method that can run here
     python -m tutor.teacher.rubric_grading_bench --method keyword
     python -m tutor.teacher.rubric_grading_bench --calibrate  # threshold grid for the embedding grader
+    python -m tutor.teacher.rubric_grading_bench --examples tutor/teacher/grading_examples_check.yaml
+
+The thresholds are calibrated on ``grading_examples.yaml``; ``grading_examples_check.yaml`` and
+``grading_examples_check2.yaml`` were written later without running the grader and are only reported on.
 
 No database needed: the cards are read straight from the course files
 (``quizzes/content/<course>/``, the course named in ``grading_examples.yaml``) and built as
@@ -231,7 +235,7 @@ def calibrate(cards: dict, examples: list[Example], top: int = 20) -> None:
         (0.0, 0.2, 0.3, 0.5),
         (0.5, 0.6, 1.0),
         (0.5, 0.55, 0.6, 0.65, 0.7),
-        (0.0, 0.05),
+        (-0.05, 0.0, 0.05),
         shares,
     )
     rows = []
@@ -247,6 +251,7 @@ def calibrate(cards: dict, examples: list[Example], top: int = 20) -> None:
                 bool(rep["claims"])
                 and rep["mistake_score"] >= mistake_thr
                 and rep["mistake_score"] - rep["reference_score"] >= margin
+                and not rep["mistake_denied"]
             )
             rating = (2 if share >= 0.5 else 1) if mistake else next((r for f, r in cuts if share >= f), 1)
             exact += rating == ex.rating
@@ -309,10 +314,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--calibrate", action="store_true", help="print a threshold grid for the embedding grader")
     ap.add_argument("--no-misses", action="store_true", help="only the summary table")
+    ap.add_argument(
+        "--examples",
+        type=Path,
+        default=EXAMPLES_FILE,
+        help="graded answers to score (default: grading_examples.yaml, the calibration set)",
+    )
     args = ap.parse_args(argv)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per model request otherwise
     setup_django()
-    course, examples = load_examples()
+    try:
+        course, examples = load_examples(args.examples)
+    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as exc:
+        print(f"{args.examples}: not a graded-answers file ({exc})", file=sys.stderr)
+        return 2
     cards = load_cards(course)
     unknown = sorted({ex.card for ex in examples} - set(cards))
     if unknown:

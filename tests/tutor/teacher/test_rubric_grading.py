@@ -26,8 +26,8 @@ slow_embeddings = pytest.mark.skipif(
 
 RESULT_KEYS = {"graded", "method", "covered", "missed", "common_wrong_answer", "correct", "suggested_rating", "detail"}
 
-# The embedding grader's exact-rating accuracy on the 50 hand-graded answers is 41/50 (82%) with the shipped
-# thresholds, and at least 38/50 (76%) for every point threshold from 0.58 to 0.74 around the chosen 0.66
+# The embedding grader's exact-rating accuracy on the 50 hand-graded answers is 40/50 (80%) with the shipped
+# thresholds, and at least 36/50 (72%) for every point threshold from 0.56 to 0.74 around the chosen 0.66
 # (rubric_grading_bench --calibrate), so 70% leaves room for numeric drift (torch / CPU kernels) without letting a
 # real regression through: the keyword check it replaces scores 36% exact on the same set.
 MIN_EXACT = 0.70
@@ -271,6 +271,25 @@ def test_embedding_grader_rates_good_answers_above_their_mistakes(notes_mode, ex
     )
     assert mistake["common_wrong_answer"] and "common mistake" in mistake["detail"]
     assert g.embedding_grade(cards["iv-cuda-graphs"], "   ")["suggested_rating"] == 1
+
+
+@needs_embeddings
+def test_an_answer_that_rejects_the_common_mistake_is_not_graded_as_making_it(cards):
+    """The rejection repeats the wrong claim's words; MiniLM barely sees the "not", the denial check does."""
+    card = cards["iv-fusion-elementwise-chain"]
+    makes = g.embedding_grade(card, "Fusion saves FLOPs, because GELU is an expensive function to run twice.")
+    rejects = g.embedding_grade(card, "It's not that fusion saves FLOPs: the FLOP count is the same either way.")
+    assert makes["common_wrong_answer"]
+    assert not rejects["common_wrong_answer"] and "common mistake" not in rejects["detail"]
+    assert g.similarity_report(card, "It's not that fusion saves FLOPs.")["mistake_score"] >= g.MISTAKE_THRESHOLD
+
+
+def test_a_denial_is_a_word_of_denial_the_claim_does_not_have():
+    assert g.denies("More bandwidth is not equivalent to fusion.", "More bandwidth is equivalent to fusion.")
+    assert g.denies("I doubt it's a memory leak.", "A memory leak.")
+    assert g.denies("Splitting over 8 GPUs doesn’t give 8x faster decode.", "TP over 8 GPUs gives 8x faster decode.")
+    assert not g.denies("At a large batch, fusion no longer matters.", "Fusion no longer matters at large batch.")
+    assert not g.denies("Fusion saves FLOPs.", "Fusion saves FLOPs.")
 
 
 @needs_embeddings
