@@ -357,17 +357,23 @@ def rate(share: float, mistake: bool) -> int:
     return 1
 
 
+def makes_the_mistake(rep: dict, threshold: float = MISTAKE_THRESHOLD, margin: float = MISTAKE_MARGIN) -> bool:
+    """Whether a similarity_report says the answer makes the card's common wrong claim (see the module docstring);
+    the bench's calibration passes other thresholds."""
+    return (
+        bool(rep["claims"])
+        and rep["mistake_score"] >= threshold
+        and rep["mistake_score"] - rep["reference_score"] >= margin
+        and not rep["mistake_denied"]
+    )
+
+
 def embedding_grade(card: Card, answer: str) -> dict:
     rep = similarity_report(card, answer)
     points = rep["points"]
     covered = [p for p, s in zip(points, rep["scores"], strict=True) if s >= POINT_THRESHOLD]
     missed = [p for p in points if p not in covered]
-    mistake = (
-        bool(rep["claims"])
-        and rep["mistake_score"] >= MISTAKE_THRESHOLD
-        and rep["mistake_score"] - rep["reference_score"] >= MISTAKE_MARGIN
-        and not rep["mistake_denied"]
-    )
+    mistake = makes_the_mistake(rep)
     share = len(covered) / len(points) if points else 0.0
     rating = rate(share, mistake)
     return {

@@ -10,7 +10,7 @@ The thresholds are calibrated on ``grading_examples.yaml``; ``grading_examples_c
 
 No database needed: the cards are read straight from the course files
 (``quizzes/content/<course>/``, the course named in ``grading_examples.yaml``) and built as
-unsaved ``Card`` objects. Methods: ``embedding`` (MiniLM, needs torch), ``keyword`` (always),
+unsaved ``Card`` objects. Methods: ``embedding`` (MiniLM in numpy, no torch), ``keyword`` (always),
 ``llm`` (only when ``LLM_BASE_URL`` is set). When a method's own verdict does not come (the
 model failed or replied with something unusable, and the keyword check stood in), the case
 counts as a miss for that method and is listed with its notice.
@@ -247,12 +247,7 @@ def calibrate(cards: dict, examples: list[Example], top: int = 20) -> None:
                 for sim, ref, lex in zip(rep["sims"], rep["reference_sims"], rep["lexical"], strict=True)
             ]
             share = sum(x >= point_thr for x in scores) / len(scores) if scores else 0.0
-            mistake = (
-                bool(rep["claims"])
-                and rep["mistake_score"] >= mistake_thr
-                and rep["mistake_score"] - rep["reference_score"] >= margin
-                and not rep["mistake_denied"]
-            )
+            mistake = grading.makes_the_mistake(rep, mistake_thr, margin)
             rating = (2 if share >= 0.5 else 1) if mistake else next((r for f, r in cuts if share >= f), 1)
             exact += rating == ex.rating
             within += abs(rating - ex.rating) <= 1
