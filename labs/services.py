@@ -198,6 +198,7 @@ def enqueue(run: LabRun) -> None:
             status=LabRun.Status.FAILED,
             finished_at=timezone.now(),
             task_id="",
+            phase="failed: not queued",
             error=f"Could not queue the run: {reason}. Your request is kept; start it again when the service is back.",
         )
         run.refresh_from_db()

@@ -200,8 +200,8 @@ def wait_for_http(url: str, proc: subprocess.Popen, log_path: Path, timeout: flo
 
 @pytest.fixture
 def dead_broker():
-    """A Celery app whose broker is a loopback port nobody listens on: `dead_broker.task(name=...)(fn)`
-    gives a task whose sending fails the way it does when Redis is down."""
+    """A Celery app configured as the project's (its timeouts and retry policies), whose broker and result
+    backend are a loopback port nobody listens on (see dead_task)."""
     import socket
 
     from celery import Celery
@@ -209,10 +209,25 @@ def dead_broker():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    app = Celery("dead-broker", broker=f"redis://127.0.0.1:{port}/0", set_as_current=False)
-    app.conf.broker_connection_timeout = 1
-    app.conf.task_publish_retry_policy = {"max_retries": 1, "interval_start": 0, "interval_step": 0.1}
+    app = Celery("dead-broker", set_as_current=False)
+    app.config_from_object("django.conf:settings", namespace="CELERY")
+    app.conf.broker_url = app.conf.result_backend = f"redis://127.0.0.1:{port}/0"
     return app
+
+
+@pytest.fixture
+def dead_task(dead_broker):
+    """`dead_task("labs.run_lab")`: a task of that name on the dead broker. A real function, not a lambda:
+    Celery checks the arguments against the task's signature before sending, and a lambda's signature fails
+    that check with a SyntaxError, which a fallback would take for the broker being down."""
+
+    def make(name: str):
+        def does_nothing(*args, **kwargs) -> None:
+            return None
+
+        return dead_broker.task(name=name)(does_nothing)
+
+    return make
 
 
 @pytest.fixture

@@ -132,7 +132,8 @@ def api_errors_as_json(get_response):
 
 def document_error_responses(result, generator, request, public):
     """drf-spectacular postprocessing hook: every operation documents the error shape for the 4xx it can answer
-    (400 where it takes input, 403 where it needs a login, 404 where the path names a row), unless it already does."""
+    (400 where it takes input, 403 where it needs a login, 401 where it takes a token, 404 where the path names
+    a row or a list has pages), unless it already does."""
     error = {"$ref": "#/components/schemas/Error"}
     result.setdefault("components", {}).setdefault("schemas", {})
     result["components"]["schemas"].setdefault(
@@ -153,7 +154,10 @@ def document_error_responses(result, generator, request, public):
                 codes.append("400")
             if operation.get("security") and {} not in operation["security"]:
                 codes.append("403")
-            if "{" in path:
+            if any("tokenAuth" in scheme for scheme in operation.get("security", [])):
+                codes.append("401")  # an expired, replaced or revoked token
+            # A paginated list answers 404 for a page past its end ("Invalid page.").
+            if "{" in path or any(p.get("in") == "query" and p.get("name") == "page" for p in params):
                 codes.append("404")
             for code in codes:
                 operation["responses"].setdefault(

@@ -232,6 +232,12 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_RESULT_EXPIRES = 24 * 3600
+# With Redis down, sending a task must fail within a second or two so that the request takes its fallback
+# (workers.queues.send_on_commit). Celery's Redis result backend would otherwise retry its subscription to
+# the new task's result 20 times, a second apart: every request that queues a task hung for 19 s.
+CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {
+    "retry_policy": {"max_retries": 2, "interval_start": 0, "interval_step": 0.25, "interval_max": 0.5}
+}
 # Each worker also consumes its own queue ("<hostname>.dq2"): a worker sends its warm-up there.
 CELERY_WORKER_DIRECT = True
 # Task events for Flower and `celery events`: sent, started, succeeded, failed, per worker.

@@ -129,17 +129,18 @@ def test_a_worker_killed_mid_run_leaves_nothing_stuck(learner_client, celery_wor
 
 
 def test_with_the_broker_down_the_request_is_kept_and_says_why(
-    learner_client, dead_broker, monkeypatch, django_capture_on_commit_callbacks
+    learner_client, dead_task, monkeypatch, django_capture_on_commit_callbacks
 ):
     import labs.services
 
-    monkeypatch.setattr(labs.services, "run_lab_task", dead_broker.task(name="labs.run_lab")(lambda run_id: None))
+    monkeypatch.setattr(labs.services, "run_lab_task", dead_task("labs.run_lab"))
     with django_capture_on_commit_callbacks(execute=True):  # the task is sent once the run is committed
         response = post(learner_client, "/api/labs/runs/", {"experiment": "launch_overhead"})
     assert response.status_code == 201
     run = LabRun.objects.get(pk=response.json()["id"])
     assert run.status == LabRun.Status.FAILED and not run.task_id
     assert "the task broker is unavailable" in run.error and "Your request is kept" in run.error
+    assert run.phase == "failed: not queued"  # not still "queued (...)" beside the failed status
 
 
 class RedisServer:

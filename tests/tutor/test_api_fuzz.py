@@ -1,4 +1,4 @@
-"""Schemathesis over the whole API schema against a live server: no 5xx, every response as documented.
+"""Schemathesis over the whole API schema against a live server: no 5xx, every response and status code as documented.
 
 Coverage, fuzzing and stateful phases run against uvicorn on loopback (the `asgi_server` fixture), as a
 staff user (so that every operation is reachable) logged in with a token, on the test database: PostgreSQL
@@ -18,7 +18,7 @@ from rest_framework.authtoken.models import Token
 
 pytestmark = pytest.mark.services
 
-CHECKS = "not_a_server_error,response_schema_conformance"
+CHECKS = "not_a_server_error,response_schema_conformance,status_code_conformance"
 TOKEN_PATHS = ("/api/me/token/", "/api/auth/token/")
 
 

@@ -79,3 +79,5 @@ def test_every_operation_documents_the_error_shape(learner_client):
     session = schema["paths"]["/api/sessions/{id}/"]["get"]["responses"]
     assert {"400", "403", "404"} <= set(submit) and {"403", "404"} <= set(session)
     assert session["404"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
+    assert "401" in session  # an expired, replaced or revoked token
+    assert "404" in schema["paths"]["/api/cards/"]["get"]["responses"]  # a page past the end of a list

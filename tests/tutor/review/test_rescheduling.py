@@ -61,11 +61,9 @@ def test_back_to_the_defaults_drops_fitted_parameters(learner_client, learner, s
 
 @pytest.mark.django_db
 def test_with_the_broker_down_the_cards_are_re_scheduled_in_the_request(
-    learner, shipped_course, dead_broker, monkeypatch, django_capture_on_commit_callbacks
+    learner, shipped_course, dead_task, monkeypatch, django_capture_on_commit_callbacks
 ):
-    monkeypatch.setattr(
-        rescheduling, "reschedule_cards_task", dead_broker.task(name="tutor.reschedule_cards")(lambda job_id: None)
-    )
+    monkeypatch.setattr(rescheduling, "reschedule_cards_task", dead_task("tutor.reschedule_cards"))
     _review(learner, Card.objects.order_by("pk")[:5])
     with django_capture_on_commit_callbacks(execute=True):
         job = reset_to_default_parameters(user=learner)

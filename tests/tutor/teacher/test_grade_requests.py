@@ -29,11 +29,9 @@ def test_a_retired_or_missing_card_is_a_404_on_card(learner, shipped_course):
 
 
 def test_with_the_broker_down_an_interview_answer_is_graded_here_and_says_so(
-    learner, shipped_course, dead_broker, monkeypatch, django_capture_on_commit_callbacks
+    learner, shipped_course, dead_task, monkeypatch, django_capture_on_commit_callbacks
 ):
-    monkeypatch.setattr(
-        grade_requests, "grade_typed_answer_task", dead_broker.task(name="tutor.grade_answer")(lambda grade_id: None)
-    )
+    monkeypatch.setattr(grade_requests, "grade_typed_answer_task", dead_task("tutor.grade_answer"))
     card = Card.objects.filter(kind="interview").first()
     with django_capture_on_commit_callbacks(execute=True):
         grade = grade_requests.grade_now_or_queue(user=learner, card_id=card.pk, answer=" ".join(card.key_points))
