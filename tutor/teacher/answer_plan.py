@@ -838,6 +838,9 @@ def already_said(follow_up: str, previous: Explanation) -> str:
         for i, held in enumerate(terms)
         if any(held & forms for forms in wanted) or (numbers and re.search(r"\d", sentences[i]))
     ]
+    if numbers and own and len(holding) > 5:
+        # "how many threads in it?" after an answer full of figures: the figures said of threads.
+        holding = [i for i in holding if re.search(r"\d", sentences[i]) and any(terms[i] & forms for forms in wanted)]
     found = set().union(*(terms[i] for i in holding)) if holding else set()
     if not holding or not all(found & forms for forms in wanted) or len(holding) > (5 if numbers else 3):
         return ""

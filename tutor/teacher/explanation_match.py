@@ -415,6 +415,12 @@ def _build(course_slug: str, fingerprint: tuple) -> ExplanationIndex:
         if term and card.pk in resting_on:
             terms.setdefault(term, _defining(idx, term, resting_on[card.pk]))
             idx.term_names.setdefault(term, card.prompt.strip().rstrip("?"))
+    # A term with neither a "What is X?" of its own nor a glossary card is named by the explanation that asks
+    # first what it is: "What is Triton, and why do people write kernels in it?" answers "what is triton?".
+    for e in explanations:
+        name = asked_term(e.question) if _WHAT_IS.match(e.question) else None
+        if name and (term := " ".join(tokenize(name))) and len(term.split()) <= 3:
+            terms.setdefault(term, e.pk)
     return idx
 
 
@@ -449,6 +455,7 @@ def _defining(idx: ExplanationIndex, term: str, explanations: list) -> int:
     return max(explanations, key=fit).pk
 
 
+_WHAT_IS = re.compile(r"\s*what(?:\s+is|\s+are|'s|'re)\s", re.IGNORECASE)
 _QUALIFIER = re.compile(r",|\s(?:and|in|on|for|when|if|vs\.?|versus)\s", re.IGNORECASE)
 
 

@@ -1139,6 +1139,21 @@ def test_a_glossary_term_asked_bare_gets_the_explanation_that_defines_it(course,
     assert plan.kind == "explanation" and plan.explanation.slug == defining
 
 
+@pytest.mark.parametrize(
+    "question, defining",
+    [
+        ("what is triton", "What is Triton, and why"),
+        ("What is occupancy?", "What is occupancy, and why"),
+        ("sdpa?", "What is SDPA, and which"),
+    ],
+)
+def test_a_term_defined_only_at_the_head_of_a_longer_question_is_still_its_definition(course, question, defining):
+    # "What is Triton, and why do people write kernels in it?" is the course's only definition of Triton; "what is
+    # triton" must not go to an explanation that merely mentions it ("What does num_stages do in Triton?").
+    plan = plan_answer(question, course=course)
+    assert plan.kind == "explanation" and plan.explanation.question.startswith(defining), plan.explanation.question
+
+
 def test_a_long_compound_question_with_a_clear_best_match_is_answered_by_it(course):
     # Its score is spread over many words and stays under the bar, but no other explanation comes close.
     from tutor.teacher.explanation_match import ANSWER, match
@@ -1235,6 +1250,14 @@ def test_a_follow_up_naming_another_gpu_asks_the_previous_question_about_that_gp
     _, plan = ask_after(first, follow_up, course)
     assert plan.kind == "explanation" and "1.5 TB/s" in compose(plan)
     assert plan.citations()[0]["section"] == "memory-hierarchy"
+
+
+def test_how_many_of_something_after_an_answer_full_of_figures_quotes_the_figures_said_of_it(course):
+    """The warpgroup answer holds more figures than a quote may (tile shapes, lanes, block sizes): "how many
+    threads in it?" quotes the sentences that give a number of threads, not some other explanation."""
+    earlier, plan = ask_after("what is a warpgroup", "how many threads in it", course)
+    assert plan.explanation.pk == earlier.explanation.pk and "128 threads" in plan.already_said, plan.already_said
+    assert "16×8×16" not in plan.already_said
 
 
 def test_what_does_it_really_reach_asks_for_the_measured_figure(course):
