@@ -416,11 +416,14 @@ def _build(course_slug: str, fingerprint: tuple) -> ExplanationIndex:
             terms.setdefault(term, _defining(idx, term, resting_on[card.pk]))
             idx.term_names.setdefault(term, card.prompt.strip().rstrip("?"))
     # A term with neither a "What is X?" of its own nor a glossary card is named by the explanation that asks
-    # first what it is: "What is Triton, and why do people write kernels in it?" answers "what is triton?".
+    # first what it is ("What is Triton, and why do people write kernels in it?" answers "what is triton?"), and
+    # so is each name it gives the term ("What is SRAM / shared memory on a GPU?", "What is an SM (streaming
+    # multiprocessor)?").
     for e in explanations:
         name = asked_term(e.question) if _WHAT_IS.match(e.question) else None
-        if name and (term := " ".join(tokenize(name))) and len(term.split()) <= 3:
-            terms.setdefault(term, e.pk)
+        for written in [name, *_ALTERNATIVE.split(name)] if name else []:
+            if (term := " ".join(tokenize(written))) and len(term.split()) <= 3:
+                terms.setdefault(term, e.pk)
     return idx
 
 
@@ -455,6 +458,7 @@ def _defining(idx: ExplanationIndex, term: str, explanations: list) -> int:
     return max(explanations, key=fit).pk
 
 
+_ALTERNATIVE = re.compile(r"\s*/\s*|\s*[()]\s*")
 _WHAT_IS = re.compile(r"\s*what(?:\s+is|\s+are|'s|'re)\s", re.IGNORECASE)
 _QUALIFIER = re.compile(r",|\s(?:and|in|on|for|when|if|vs\.?|versus)\s", re.IGNORECASE)
 

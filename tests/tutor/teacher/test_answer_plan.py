@@ -1145,11 +1145,15 @@ def test_a_glossary_term_asked_bare_gets_the_explanation_that_defines_it(course,
         ("what is triton", "What is Triton, and why"),
         ("What is occupancy?", "What is occupancy, and why"),
         ("sdpa?", "What is SDPA, and which"),
+        ("what is shared memory", "What is SRAM / shared memory"),
+        ("explain shared memory to me", "What is SRAM / shared memory"),
+        ("What is an SM?", "What is an SM (streaming multiprocessor)?"),
     ],
 )
 def test_a_term_defined_only_at_the_head_of_a_longer_question_is_still_its_definition(course, question, defining):
     # "What is Triton, and why do people write kernels in it?" is the course's only definition of Triton; "what is
-    # triton" must not go to an explanation that merely mentions it ("What does num_stages do in Triton?").
+    # triton" must not go to an explanation that merely mentions it ("What does num_stages do in Triton?"). Nor
+    # "what is shared memory" to "What are shared memory banks?", when "What is SRAM / shared memory?" defines it.
     plan = plan_answer(question, course=course)
     assert plan.kind == "explanation" and plan.explanation.question.startswith(defining), plan.explanation.question
 
