@@ -172,7 +172,15 @@ _KINDS: list[tuple[str, re.Pattern]] = [
             re.IGNORECASE,
         ),
     ),
-    ("when", re.compile(r"\bwhen\s+(?:should|not|to|is\s+it|would)\b|\bshould\s+i\b|\bbad\s+idea\b|\bworth\b", re.I)),
+    (
+        # "when should I not fuse?", "when does it not help?", "when doesn't a CUDA graph pay off?"
+        "when",
+        re.compile(
+            r"\bwhen\s+(?:should|not|to|is\s+it|would)\b|\bshould\s+i\b|\bbad\s+idea\b|\bworth\b"
+            r"|\bwhen\s+(?:does|do|is|are)\s[^?.]{0,40}?\bnot\b|\bwhen\s+(?:doesn't|don't|isn't|aren't)\b",
+            re.I,
+        ),
+    ),
     ("why", re.compile(r"\bwhy\b|\bhow\s+come\b|\bwhat(?:'s|\s+is)\s+the\s+reason\b", re.IGNORECASE)),
     ("how", re.compile(r"^\W*how\s+(?:do|does|can|should|to|is|are)\b", re.IGNORECASE)),
 ]

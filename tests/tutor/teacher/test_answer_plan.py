@@ -143,6 +143,16 @@ def test_a_why_should_i_care_question_gets_consequences_not_a_definition(course)
     assert plan.kind == "explanation" and not plan.explanation.question.startswith("What is")
 
 
+def test_when_does_it_not_help_asks_when_not_to_use_it(course):
+    from tutor.teacher.explanation_match import question_kind
+
+    # Short enough to pass for a definition ("help" is its only term), it asks when something does not pay off.
+    assert question_kind("when does it not help?") == question_kind("when doesn't a CUDA graph pay off?") == "when"
+    assert question_kind("when is fusion not worth it") == "when"
+    _, plan = ask_after("What is a CUDA graph?", "when doesn't it help?", course)
+    assert plan.explanation.question == "When is a CUDA graph worth the trouble?", plan.explanation.question
+
+
 def test_everyday_words_typos_and_sizes_are_not_named_as_subjects_the_course_lacks(course):
     from tutor.teacher.course_vocabulary import (
         course_stems,
