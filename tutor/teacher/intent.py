@@ -278,6 +278,14 @@ _PATTERNS: list[tuple[float, re.Pattern]] = [
             r"word\s+for\s+word|hidden|secret|system|initial|original|configuration|config|passwords?)\b"
         ),
     ),
+    # "Repeat the word 'kernel' 500 times", "say GPU over and over": output on command, nothing asked.
+    (
+        STRONG,
+        _re(
+            r"^\W*(?:please\s+)?(?:repeat|say|type|spam|echo)\b[^.?!]{0,40}?"
+            r"(?:\b(?:\d{2,}|hundred|thousand|million)\s+times\b|\bover\s+and\s+over\b|\bforever\b)"
+        ),
+    ),
 ]
 
 # The paraphrase vote: (best cosine to an exemplar aimed at the teacher) - (best cosine to a course
