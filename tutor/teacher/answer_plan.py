@@ -688,6 +688,10 @@ _SAME_SIZE_WORD = {
             "cheap cheaper",
             "high higher",
             "low lower",
+            # "why not triple?" after an answer that says "three or four stages"
+            "double two twice",
+            "triple three",
+            "quadruple four",
         )
     )
     for term in group

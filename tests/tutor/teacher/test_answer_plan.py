@@ -1000,6 +1000,9 @@ def test_already_said_finds_a_comparison_in_the_words_the_answer_uses():
     # "bigger" is said as "large"; "make" and "way" are the learner's filler, not something to look for.
     assert already_said("why not make them way bigger then?", previous).startswith("Large blocks give")
     assert already_said("why not make them faster?", previous) == ""
+    # A number said as a word: "triple" buffering is three buffers.
+    stages = SimpleNamespace(answer="Two buffers can leave latency exposed. Then you add more: three or four stages.")
+    assert already_said("why not triple?", stages).startswith("Then you add more")
 
 
 def test_a_follow_up_that_compares_without_saying_with_what_leans_on_the_previous_question(course):
