@@ -9,7 +9,8 @@ Two votes, each in [0, 1] whatever the question's length:
   mean of "how much of the learner's question the wording covers" and "how much of the wording the
   learner's question covers"). "What is a warp?" against "What is a warp?" scores 1.0, and a long
   everyday question is not refused for being long. Exact matches on a glossary term or on the term of
-  an explanation's own "What is X?" count as full matches;
+  an explanation's own "What is X?" count as full matches, and so do the X that opens a longer "What
+  is X, and ...?" and each name X gives ("What is SRAM / shared memory?") where nothing else claims it;
 * paraphrase: the cosine similarity of MiniLM sentence embeddings (tutor.teacher.minilm, numpy, no
   torch), which suits question-to-question matching and everyday wording.
 
